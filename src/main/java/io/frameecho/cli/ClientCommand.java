@@ -1,0 +1,107 @@
+package io.frameecho.cli;
+
+import io.frameecho.client.FrameClient;
+import io.frameecho.protocol.Frames;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+/** {@code client}: the book's {@code 06_client}, pipelined requests then one line per response. */
+@Command(name = "client", mixinStandardHelpOptions = true,
+  description = {"Sends messages pipelined on one connection and prints each response as len:N data:<first 100 bytes>.",
+    "With no messages, sends the book's: hello1, hello2, hello3, 32 MiB of 'z', hello5."})
+final class ClientCommand implements Callable<Integer> {
+
+  @Option(names = {"-H", "--host"}, defaultValue = "127.0.0.1", description = "server host (default: ${DEFAULT-VALUE})")
+  String host;
+
+  @Option(names = {"-p", "--port"}, defaultValue = "1234", description = "server port (default: ${DEFAULT-VALUE})")
+  int port;
+
+  @Option(names = "--timeout", defaultValue = "60", description = "seconds to wait for all responses (default: ${DEFAULT-VALUE})")
+  int timeoutSeconds;
+
+  @Parameters(paramLabel = "MESSAGE", arity = "0..*", description = "messages to send, one frame each")
+  List<String> messages = new ArrayList<>();
+
+  private final PrintStream out;
+  private final PrintStream err;
+
+  ClientCommand(PrintStream out, PrintStream err) {
+    this.out = out;
+    this.err = err;
+  }
+
+  /** The command line of this command, writing results to {@code out} and diagnostics to {@code err}. */
+  static CommandLine commandLine(PrintStream out, PrintStream err) {
+    return new CommandLine(new ClientCommand(out, err))
+      .setOut(new PrintWriter(out, true))
+      .setErr(new PrintWriter(err, true));
+  }
+
+  /** The book's query list. */
+  static List<Buffer> bookRequests() {
+    byte[] big = new byte[Frames.DEFAULT_MAX_FRAME_SIZE];
+    Arrays.fill(big, (byte) 'z');
+    return List.of(Buffer.buffer("hello1"), Buffer.buffer("hello2"), Buffer.buffer("hello3"),
+      Buffer.buffer(big), Buffer.buffer("hello5"));
+  }
+
+  @Override
+  public Integer call() {
+    List<Buffer> requests = new ArrayList<>();
+    if (messages.isEmpty()) {
+      requests.addAll(bookRequests());
+    } else {
+      for (String m : messages) {
+        requests.add(Buffer.buffer(m.getBytes(StandardCharsets.UTF_8)));
+      }
+    }
+    Vertx vertx = Vertx.vertx();
+    try {
+      List<Buffer> responses = FrameClient.connect(vertx, host, port)
+        .compose(client -> {
+          List<Future<Buffer>> answers = new ArrayList<>();
+          for (Buffer r : requests) {
+            answers.add(client.request(r));
+          }
+          return Future.all(answers)
+            .eventually(client::close)
+            .map(all -> all.<Buffer>list());
+        })
+        .toCompletionStage().toCompletableFuture().get(timeoutSeconds, TimeUnit.SECONDS);
+      for (Buffer response : responses) {
+        out.println(describe(response));
+      }
+      return 0;
+    } catch (java.util.concurrent.TimeoutException e) {
+      err.println("error: no complete answer within " + timeoutSeconds + " s");
+      return 1;
+    } catch (Exception e) {
+      Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+      err.println("error: " + cause.getMessage());
+      return 1;
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+    }
+  }
+
+  /** The book's {@code read_res} line: {@code len:N data:<first 100 bytes>}. */
+  static String describe(Buffer payload) {
+    int n = Math.min(payload.length(), 100);
+    return "len:" + payload.length() + " data:" + new String(payload.getBytes(0, n), StandardCharsets.ISO_8859_1);
+  }
+}

@@ -1,0 +1,131 @@
+package io.frameecho.client;
+
+import io.frameecho.protocol.FrameParser;
+import io.frameecho.protocol.Frames;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetSocket;
+
+import java.util.ArrayDeque;
+
+/**
+ * A pipelining client of the frame protocol: the book's {@code send_req}/{@code read_res} with futures.
+ * <p>
+ * {@link #request(Buffer)} writes a frame at once and returns a future of its response; responses are
+ * matched to requests in order, so any number may be in flight. When the connection drops or the server
+ * sends what cannot be a response, every pending future fails with a {@link FrameClientException}.
+ * Safe to call from any thread: requests are sent in the order the calls were made from one thread.
+ */
+public final class FrameClient {
+
+  /** Held, not just used: Vert.x closes a net client, with its sockets, once it is unreachable. */
+  private final NetClient netClient;
+  private final NetSocket socket;
+  private final Context context;
+  private final int maxFrameSize;
+  /** Responses still owed by the server, oldest first; touched on {@link #context} only. */
+  private final ArrayDeque<Promise<Buffer>> pending = new ArrayDeque<>();
+  private Throwable failure;
+  private long sent;
+
+  private FrameClient(NetClient netClient, NetSocket socket, Context context, int maxFrameSize) {
+    this.netClient = netClient;
+    this.socket = socket;
+    this.context = context;
+    this.maxFrameSize = maxFrameSize;
+  }
+
+  /** Connects with the book's 32 MiB limit on frames in both directions. */
+  public static Future<FrameClient> connect(Vertx vertx, String host, int port) {
+    return connect(vertx, host, port, Frames.DEFAULT_MAX_FRAME_SIZE);
+  }
+
+  /** Connects; requests and responses longer than {@code maxFrameSize} bytes are refused. */
+  public static Future<FrameClient> connect(Vertx vertx, String host, int port, int maxFrameSize) {
+    if (maxFrameSize <= 0) {
+      return Future.failedFuture(new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize));
+    }
+    NetClient netClient = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true));
+    return netClient
+      .connect(port, host)
+      .<FrameClient>map(socket -> {
+        FrameClient client = new FrameClient(netClient, socket, vertx.getOrCreateContext(), maxFrameSize);
+        client.start();
+        return client;
+      })
+      .onFailure(err -> netClient.close());
+  }
+
+  private void start() {
+    FrameParser parser = FrameParser.reading(socket, maxFrameSize);
+    parser.frameHandler(this::onResponse);
+    parser.exceptionHandler(err -> fail(new FrameClientException("connection failed: " + err.getMessage(), err)));
+    socket.closeHandler(v -> fail(new FrameClientException("connection closed by the server")));
+  }
+
+  /**
+   * Sends one request frame.
+   *
+   * @return the response payload, or a failure if the connection ends first
+   */
+  public Future<Buffer> request(Buffer payload) {
+    if (payload.length() > maxFrameSize) {
+      return Future.failedFuture(new IllegalArgumentException(
+        "request of " + payload.length() + " bytes exceeds maxFrameSize " + maxFrameSize));
+    }
+    Promise<Buffer> promise = Promise.promise();
+    if (Vertx.currentContext() == context) {
+      send(payload, promise);
+    } else {
+      context.runOnContext(v -> send(payload, promise));
+    }
+    return promise.future();
+  }
+
+  private void send(Buffer payload, Promise<Buffer> promise) {
+    if (failure != null) {
+      promise.fail(failure);
+      return;
+    }
+    pending.add(promise);
+    sent++;
+    socket.write(Frames.header(payload.length()));
+    socket.write(payload);
+  }
+
+  private void onResponse(Buffer payload) {
+    Promise<Buffer> promise = pending.poll();
+    if (promise == null) {
+      fail(new FrameClientException("protocol error: the server sent a response to no request"));
+      socket.close();
+      return;
+    }
+    promise.complete(payload);
+  }
+
+  private void fail(FrameClientException error) {
+    if (failure == null) {
+      failure = error;
+      socket.close();
+    }
+    Promise<Buffer> promise;
+    while ((promise = pending.poll()) != null) {
+      promise.fail(failure);
+    }
+  }
+
+  /** Requests sent so far. */
+  public long requestsSent() {
+    return sent;
+  }
+
+  /** Closes the connection; pending requests fail. */
+  public Future<Void> close() {
+    return netClient.close();
+  }
+}

@@ -1,0 +1,47 @@
+package io.frameecho.server;
+
+/** Typed reads of JSON configuration values, failing with the key's name and the reason. */
+final class ConfigValues {
+
+  private ConfigValues() {
+  }
+
+  static String string(String key, Object value) {
+    if (value instanceof String) {
+      return (String) value;
+    }
+    throw wrongType(key, "a string", value);
+  }
+
+  /**
+   * An integral JSON number that fits an {@code int}. Fractions, strings and numbers past 2^31 - 1 are
+   * rejected rather than truncated, so that {@code 4294967296} never silently becomes 0.
+   */
+  static int integer(String key, Object value) {
+    if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
+      return ((Number) value).intValue();
+    }
+    if (value instanceof Long) {
+      long l = (Long) value;
+      if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
+        throw new IllegalArgumentException(key + ": " + l + " is out of range (at most " + Integer.MAX_VALUE + ")");
+      }
+      return (int) l;
+    }
+    if (value instanceof Number) {
+      double d = ((Number) value).doubleValue();
+      if (d == Math.rint(d) && !Double.isInfinite(d)) {
+        if (d < Integer.MIN_VALUE || d > Integer.MAX_VALUE) {
+          throw new IllegalArgumentException(key + ": " + value + " is out of range (at most " + Integer.MAX_VALUE + ")");
+        }
+        return (int) d;
+      }
+    }
+    throw wrongType(key, "an integer", value);
+  }
+
+  private static IllegalArgumentException wrongType(String key, String expected, Object value) {
+    String actual = value == null ? "null" : value instanceof String ? "the string \"" + value + "\"" : String.valueOf(value);
+    return new IllegalArgumentException(key + ": expected " + expected + " but got " + actual);
+  }
+}

@@ -1,0 +1,26 @@
+package io.frameecho.server.impl;
+
+/** Why a connection ended. Each connection has exactly one, decided by the first event that ends it. */
+public enum CloseReason {
+  /** The client closed at a frame boundary: the book's "client closed". */
+  CLIENT_CLOSED("client closed"),
+  /** The client closed inside a header or a body: the book's "unexpected EOF". */
+  UNEXPECTED_EOF("unexpected EOF"),
+  /** A header announced more than {@code maxFrameSize} bytes. */
+  PROTOCOL_ERROR("protocol error"),
+  /** The request handler failed or threw; the protocol has no error frame, so the connection ends. */
+  HANDLER_FAILED("handler failed"),
+  /** A reset or another IO error on the socket. */
+  IO_ERROR("IO error");
+
+  private final String description;
+
+  CloseReason(String description) {
+    this.description = description;
+  }
+
+  @Override
+  public String toString() {
+    return description;
+  }
+}

@@ -1,0 +1,67 @@
+package io.frameecho.cli;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@ExtendWith(VertxExtension.class)
+@org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ClientCommandTest {
+
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(String... args) {
+    return ClientCommand.commandLine(new PrintStream(out, true, StandardCharsets.UTF_8),
+      new PrintStream(err, true, StandardCharsets.UTF_8)).execute(args);
+  }
+
+  private static int startServer(Vertx vertx) throws Exception {
+    return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+  }
+
+  @Test
+  void sendsItsArgumentsAndPrintsTheResponses(Vertx vertx) throws Exception {
+    int port = startServer(vertx);
+    assertEquals(0, run("--port", String.valueOf(port), "hello", "", "w\u00f6rld"));
+    assertEquals("len:5 data:hello\nlen:0 data:\nlen:6 data:w\u00c3\u00b6rld\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
+  }
+
+  @Test
+  void withoutArgumentsRunsTheBooksScenario(Vertx vertx) throws Exception {
+    int port = startServer(vertx);
+    assertEquals(0, run("-p", String.valueOf(port)));
+    String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
+    assertEquals(5, lines.length);
+    assertEquals("len:6 data:hello1", lines[0]);
+    assertEquals("len:6 data:hello3", lines[2]);
+    assertEquals("len:33554432 data:" + "z".repeat(100), lines[3]);
+    assertEquals("len:6 data:hello5", lines[4]);
+  }
+
+  @Test
+  void failsWithAClearMessageWhenNobodyListens(Vertx vertx) throws Exception {
+    int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
+      .compose(s -> s.close().map(v -> s.actualPort())).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(1, run("--port", String.valueOf(port), "x"));
+    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("error: Connection refused"), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void badOptionIsAUsageError() {
+    assertEquals(2, run("--port", "not-a-number"));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("--port"));
+  }
+}

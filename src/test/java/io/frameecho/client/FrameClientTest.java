@@ -1,0 +1,122 @@
+package io.frameecho.client;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetServer;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
+class FrameClientTest {
+
+  static Future<Integer> echoServer(Vertx vertx, int maxFrameSize) {
+    return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(maxFrameSize))
+      .listen().map(FrameEchoServer::actualPort);
+  }
+
+  @Test
+  void pipelinedResponsesMatchTheirRequests(Vertx vertx, VertxTestContext ctx) {
+    List<Buffer> requests = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) {
+      requests.add(Buffer.buffer("request-" + i + "-" + "x".repeat(i % 97)));
+    }
+    echoServer(vertx, 1 << 20)
+      .compose(port -> FrameClient.connect(vertx, "127.0.0.1", port))
+      .compose(client -> {
+        List<Future<Buffer>> answers = new ArrayList<>();
+        requests.forEach(r -> answers.add(client.request(r)));
+        return Future.all(answers).map(all -> all.<Buffer>list()).eventually(client::close);
+      })
+      .onComplete(ctx.succeeding(responses -> ctx.verify(() -> {
+        assertEquals(requests, responses);
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void requestsFromAnotherThreadKeepTheirOrder(Vertx vertx) throws Exception {
+    int port = echoServer(vertx, 1 << 20).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    FrameClient client = FrameClient.connect(vertx, "127.0.0.1", port).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    List<Future<Buffer>> answers = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      answers.add(client.request(Buffer.buffer("n" + i)));
+    }
+    List<Buffer> responses = Future.all(answers).map(all -> all.<Buffer>list())
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    for (int i = 0; i < 200; i++) {
+      assertEquals("n" + i, responses.get(i).toString());
+    }
+    assertEquals(200, client.requestsSent());
+    client.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void pendingRequestsFailWhenTheServerCloses(Vertx vertx, VertxTestContext ctx) {
+    // A server that hangs up on the first bytes it receives, answering nothing.
+    NetServer rude = vertx.createNetServer().connectHandler(socket -> socket.handler(data -> socket.close()));
+    rude.listen(0, "127.0.0.1")
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .onComplete(ctx.succeeding(client -> {
+        Future<Buffer> first = client.request(Buffer.buffer("one"));
+        Future<Buffer> second = client.request(Buffer.buffer("two"));
+        Future.join(first, second).onComplete(ar -> ctx.verify(() -> {
+          assertInstanceOf(FrameClientException.class, first.cause());
+          assertEquals("connection closed by the server", second.cause().getMessage());
+          Future<Buffer> late = client.request(Buffer.buffer("three"));
+          late.onComplete(ctx.failing(err -> ctx.verify(() -> {
+            assertInstanceOf(FrameClientException.class, err);
+            ctx.completeNow();
+          })));
+        }));
+      }));
+  }
+
+  @Test
+  void requestOverMaxFrameSizeIsRefusedLocally(Vertx vertx, VertxTestContext ctx) {
+    echoServer(vertx, 1 << 20)
+      .compose(port -> FrameClient.connect(vertx, "127.0.0.1", port, 10))
+      .onComplete(ctx.succeeding(client -> client.request(Buffer.buffer(new byte[11]))
+        .onComplete(ctx.failing(err -> ctx.verify(() -> {
+          assertInstanceOf(IllegalArgumentException.class, err);
+          client.request(Buffer.buffer(new byte[10])).eventually(client::close).onComplete(ctx.succeedingThenComplete());
+        })))));
+  }
+
+  @Test
+  void oversizedResponseFailsThePendingRequests(Vertx vertx, VertxTestContext ctx) {
+    // A server that answers any bytes with a header announcing 2000 bytes, past the client's limit.
+    NetServer raw = vertx.createNetServer().connectHandler(
+      socket -> socket.handler(data -> socket.write(Buffer.buffer().appendIntLE(2000))));
+    raw.listen(0, "127.0.0.1")
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort(), 1024))
+      .onComplete(ctx.succeeding(client -> client.request(Buffer.buffer("hello!!!")).onComplete(ctx.failing(err -> ctx.verify(() -> {
+        assertInstanceOf(FrameClientException.class, err);
+        assertTrue(err.getMessage().contains("frame length 2000 exceeds maxFrameSize 1024"), err.getMessage());
+        ctx.completeNow();
+      })))));
+  }
+
+  @Test
+  void connectionRefusedFailsTheConnect(Vertx vertx, VertxTestContext ctx) {
+    // Bind a port, learn it, free it: nothing listens there any more.
+    vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
+      .compose(server -> server.close().map(v -> server.actualPort()))
+      .compose(port -> FrameClient.connect(vertx, "127.0.0.1", port))
+      .onComplete(ctx.failingThenComplete());
+  }
+}

@@ -1,0 +1,144 @@
+package io.frameecho.protocol;
+
+import io.vertx.core.buffer.Buffer;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FrameParserTest {
+
+  private final List<Buffer> frames = new ArrayList<>();
+  private final List<Throwable> errors = new ArrayList<>();
+
+  private FrameParser parser(int maxFrameSize) {
+    return FrameParser.standalone(maxFrameSize).frameHandler(frames::add).exceptionHandler(errors::add);
+  }
+
+  private static Buffer frame(String payload) {
+    return Frames.frame(Buffer.buffer(payload));
+  }
+
+  private static void feedOneByteAtATime(FrameParser parser, Buffer bytes) {
+    for (int i = 0; i < bytes.length(); i++) {
+      parser.handle(bytes.getBuffer(i, i + 1));
+    }
+  }
+
+  @Test
+  void headerIsLittleEndian() {
+    FrameParser p = parser(1024);
+    p.handle(Buffer.buffer(new byte[] {3, 0, 0, 0, 'a', 'b', 'c'}));
+    assertEquals(List.of(Buffer.buffer("abc")), frames);
+  }
+
+  @Test
+  void framesFedOneByteAtATime() {
+    FrameParser p = parser(1024);
+    Buffer stream = Buffer.buffer().appendBuffer(frame("hello1")).appendBuffer(frame("")).appendBuffer(frame("hello3"));
+    feedOneByteAtATime(p, stream);
+    assertEquals(List.of(Buffer.buffer("hello1"), Buffer.buffer(), Buffer.buffer("hello3")), frames);
+    assertTrue(p.atFrameBoundary());
+    assertTrue(errors.isEmpty());
+  }
+
+  @Test
+  void manyFramesInOneBuffer() {
+    FrameParser p = parser(1 << 16);
+    Random random = new Random(42);
+    Buffer stream = Buffer.buffer();
+    List<Buffer> expected = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      byte[] payload = new byte[random.nextInt(3000)];
+      random.nextBytes(payload);
+      expected.add(Buffer.buffer(payload));
+      stream.appendBuffer(Frames.frame(Buffer.buffer(payload)));
+    }
+    p.handle(stream);
+    assertEquals(expected, frames);
+  }
+
+  @Test
+  void emptyFramesBackToBack() {
+    FrameParser p = parser(16);
+    p.handle(Buffer.buffer(new byte[12]));
+    assertEquals(3, frames.size());
+    assertEquals(0, frames.get(2).length());
+    assertTrue(p.atFrameBoundary());
+  }
+
+  @Test
+  void frameOfExactlyMaxSizeIsAccepted() {
+    FrameParser p = parser(1000);
+    p.handle(Frames.frame(Buffer.buffer(new byte[1000])));
+    assertEquals(1, frames.size());
+    assertEquals(1000, frames.get(0).length());
+    assertTrue(errors.isEmpty());
+  }
+
+  @Test
+  void oversizedHeaderStopsParsingAtOnce() {
+    FrameParser p = parser(1000);
+    Buffer stream = Buffer.buffer()
+      .appendBuffer(frame("before"))
+      .appendIntLE(1001)
+      .appendBuffer(Buffer.buffer(new byte[1001]))
+      .appendBuffer(frame("after"));
+    p.handle(stream);
+    assertEquals(List.of(Buffer.buffer("before")), frames, "nothing after the bad header is delivered");
+    assertEquals(1, errors.size());
+    FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, errors.get(0));
+    assertEquals(1001, e.length());
+    assertEquals(1000, e.maxFrameSize());
+    p.resume();
+    assertEquals(1, frames.size(), "a failed parser cannot be resumed");
+  }
+
+  @Test
+  void lengthIsComparedUnsigned() {
+    FrameParser p = parser(Integer.MAX_VALUE);
+    p.handle(Buffer.buffer(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF}));
+    FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, errors.get(0));
+    assertEquals(0xFFFFFFFFL, e.length());
+  }
+
+  @Test
+  void oversizedHeaderFedOneByteAtATimeIsCaughtBeforeAnyBody() {
+    FrameParser p = parser(10);
+    feedOneByteAtATime(p, Buffer.buffer().appendIntLE(11));
+    assertEquals(1, errors.size());
+  }
+
+  @Test
+  void pauseHoldsBufferedFramesUntilResume() {
+    FrameParser p = parser(100);
+    p.frameHandler(f -> {
+      frames.add(f);
+      p.pause();
+    });
+    p.handle(Buffer.buffer().appendBuffer(frame("a")).appendBuffer(frame("b")).appendBuffer(frame("c")));
+    assertEquals(1, frames.size());
+    p.resume();
+    assertEquals(2, frames.size());
+    p.resume();
+    assertEquals(List.of(Buffer.buffer("a"), Buffer.buffer("b"), Buffer.buffer("c")), frames);
+  }
+
+  @Test
+  void boundaryTracksPartialHeaderAndBody() {
+    FrameParser p = parser(100);
+    assertTrue(p.atFrameBoundary());
+    p.handle(Buffer.buffer(new byte[] {5, 0}));
+    p.handle(Buffer.buffer(new byte[] {0, 0, 'x'}));
+    assertFalse(p.atFrameBoundary(), "inside a body");
+    p.handle(Buffer.buffer("yzzz"));
+    assertTrue(p.atFrameBoundary());
+    assertEquals(List.of(Buffer.buffer("xyzzz")), frames);
+  }
+}

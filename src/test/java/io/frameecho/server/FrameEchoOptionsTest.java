@@ -1,0 +1,67 @@
+package io.frameecho.server;
+
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class FrameEchoOptionsTest {
+
+  @Test
+  void emptyConfigGivesTheDefaults() {
+    FrameEchoOptions o = new FrameEchoOptions(new JsonObject());
+    assertEquals("0.0.0.0", o.getHost());
+    assertEquals(1234, o.getPort());
+    assertEquals(32 * 1024 * 1024, o.getMaxFrameSize());
+    assertEquals(64 * 1024, o.getWriteQueueMaxSize());
+  }
+
+  @Test
+  void shippedConfigFileListsEveryKeyWithItsDefault() throws Exception {
+    String text = java.nio.file.Files.readString(java.nio.file.Path.of("conf", "config.json"));
+    JsonObject shipped = new JsonObject(text);
+    assertEquals(new FrameEchoOptions().toJson(), shipped);
+  }
+
+  @Test
+  void jsonRoundTrip() {
+    FrameEchoOptions o = new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(10).setWriteQueueMaxSize(7);
+    assertEquals(o.toJson(), new FrameEchoOptions(o.toJson()).toJson());
+  }
+
+  @Test
+  void negativePortsShareARandomPort() {
+    assertEquals(-1, new FrameEchoOptions(new JsonObject().put("port", -1)).getPort());
+  }
+
+  private static String error(JsonObject config) {
+    return assertThrows(IllegalArgumentException.class, () -> new FrameEchoOptions(config)).getMessage();
+  }
+
+  @Test
+  void badValuesNameTheKeyAndTheReason() {
+    assertTrue(error(new JsonObject().put("port", 65536)).startsWith("port: 65536 is out of range"));
+    assertTrue(error(new JsonObject().put("port", "1234")).startsWith("port: expected an integer but got the string \"1234\""));
+    assertTrue(error(new JsonObject().put("port", 12.5)).startsWith("port: expected an integer"));
+    assertTrue(error(new JsonObject().put("maxFrameSize", 0)).startsWith("maxFrameSize: 0 must be positive"));
+    assertTrue(error(new JsonObject().put("maxFrameSize", -5)).startsWith("maxFrameSize: -5 must be positive"));
+    assertTrue(error(new JsonObject().put("maxFrameSize", 4294967296L)).startsWith("maxFrameSize: 4294967296 is out of range"));
+    assertTrue(error(new JsonObject().put("maxFrameSize", 2147483648L)).startsWith("maxFrameSize: 2147483648 is out of range"));
+    assertTrue(error(new JsonObject().put("writeQueueMaxSize", 0)).startsWith("writeQueueMaxSize: 0 must be positive"));
+    assertTrue(error(new JsonObject().put("host", 5)).startsWith("host: expected a string"));
+    assertTrue(error(new JsonObject().put("host", "")).startsWith("host: must be a non-empty"));
+    assertTrue(error(new JsonObject().putNull("port")).startsWith("port: expected an integer but got null"));
+  }
+
+  @Test
+  void unknownKeyIsRefused() {
+    assertTrue(error(new JsonObject().put("maxFrameSise", 10)).startsWith("unknown configuration key 'maxFrameSise'"));
+  }
+
+  @Test
+  void largestFrameSizeIsAccepted() {
+    assertEquals(Integer.MAX_VALUE, new FrameEchoOptions(new JsonObject().put("maxFrameSize", 2147483647L)).getMaxFrameSize());
+  }
+}

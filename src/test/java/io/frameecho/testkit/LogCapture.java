@@ -1,0 +1,75 @@
+package io.frameecho.testkit;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Captures one logger's events, so tests can wait for what the server decided (a close reason, a
+ * protocol error) rather than guess at it with a delay. Close it to detach.
+ */
+public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable {
+
+  private final Logger logger;
+  private final Level previousLevel;
+  private final List<ILoggingEvent> events = new ArrayList<>();
+  private final List<Watch> watches = new ArrayList<>();
+
+  private record Watch(Level level, String fragment, Promise<String> promise) {
+  }
+
+  private LogCapture(Class<?> source) {
+    logger = (Logger) LoggerFactory.getLogger(source);
+    previousLevel = logger.getLevel();
+    logger.setLevel(Level.DEBUG);
+    // Captured lines stay out of the console; other loggers still print there.
+    logger.setAdditive(false);
+    start();
+    logger.addAppender(this);
+  }
+
+  public static LogCapture of(Class<?> source) {
+    return new LogCapture(source);
+  }
+
+  @Override
+  protected synchronized void append(ILoggingEvent event) {
+    events.add(event);
+    watches.removeIf(w -> matches(event, w) && w.promise.tryComplete(event.getFormattedMessage()));
+  }
+
+  private static boolean matches(ILoggingEvent event, Watch w) {
+    return event.getLevel() == w.level && event.getFormattedMessage().contains(w.fragment);
+  }
+
+  /** Completes with the first message at {@code level} containing {@code fragment}, past or future. */
+  public synchronized Future<String> await(Level level, String fragment) {
+    Watch w = new Watch(level, fragment, Promise.promise());
+    for (ILoggingEvent e : events) {
+      if (matches(e, w)) {
+        return Future.succeededFuture(e.getFormattedMessage());
+      }
+    }
+    watches.add(w);
+    return w.promise.future();
+  }
+
+  public synchronized long count(Level level, String fragment) {
+    return events.stream().filter(e -> e.getLevel() == level && e.getFormattedMessage().contains(fragment)).count();
+  }
+
+  @Override
+  public void close() {
+    logger.detachAppender(this);
+    logger.setLevel(previousLevel);
+    logger.setAdditive(true);
+    stop();
+  }
+}

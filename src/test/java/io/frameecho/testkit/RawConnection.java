@@ -1,0 +1,119 @@
+package io.frameecho.testkit;
+
+import io.frameecho.protocol.FrameParser;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClient;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetSocket;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A test client that writes raw bytes (well-formed or not) and collects the frames the server sends
+ * back, so tests can play hostile or careless clients.
+ */
+public final class RawConnection {
+
+  private final NetClient netClient;
+  private final NetSocket socket;
+  private final FrameParser responses;
+  private final List<Buffer> received = new ArrayList<>();
+  private final Promise<Void> closed = Promise.promise();
+  private Handler<Buffer> frameConsumer;
+  private int expected = -1;
+  private Promise<List<Buffer>> expectation;
+
+  private RawConnection(NetClient netClient, NetSocket socket) {
+    this.netClient = netClient;
+    this.socket = socket;
+    this.responses = FrameParser.reading(socket, Integer.MAX_VALUE);
+    responses.frameHandler(frame -> {
+      if (frameConsumer != null) {
+        frameConsumer.handle(frame);
+        return;
+      }
+      received.add(frame);
+      checkExpectation();
+    });
+    responses.exceptionHandler(err -> { });
+    socket.closeHandler(v -> {
+      closed.tryComplete();
+      if (expectation != null) {
+        expectation.tryFail("connection closed after " + received.size() + " of " + expected + " responses");
+      }
+    });
+  }
+
+  public static Future<RawConnection> open(Vertx vertx, int port) {
+    return open(vertx, port, new NetClientOptions());
+  }
+
+  public static Future<RawConnection> open(Vertx vertx, int port, NetClientOptions options) {
+    NetClient client = vertx.createNetClient(options);
+    return client.connect(port, "127.0.0.1").map(socket -> new RawConnection(client, socket));
+  }
+
+  public NetSocket socket() {
+    return socket;
+  }
+
+  /** Hands each response frame to {@code consumer} instead of keeping it (for streams too big to keep). */
+  public void onFrame(Handler<Buffer> consumer) {
+    this.frameConsumer = consumer;
+  }
+
+  public Future<Void> write(Buffer bytes) {
+    return socket.write(bytes);
+  }
+
+  /** Writes each byte in a write of its own, the next only once the previous one was flushed. */
+  public Future<Void> writeOneByteAtATime(Buffer bytes) {
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = 0; i < bytes.length(); i++) {
+      Buffer one = bytes.getBuffer(i, i + 1);
+      chain = chain.compose(v -> socket.write(one));
+    }
+    return chain;
+  }
+
+  /** Stops reading responses: they pile up in the server's write queue and the kernel's buffers. */
+  public void stopReading() {
+    responses.pause();
+  }
+
+  public void startReading() {
+    responses.resume();
+  }
+
+  /** Completes with the first {@code n} frames received, or fails if the connection closes first. */
+  public Future<List<Buffer>> expectFrames(int n) {
+    expected = n;
+    expectation = Promise.promise();
+    checkExpectation();
+    return expectation.future();
+  }
+
+  private void checkExpectation() {
+    if (expectation != null && received.size() >= expected) {
+      expectation.tryComplete(new ArrayList<>(received.subList(0, expected)));
+    }
+  }
+
+  public List<Buffer> received() {
+    return received;
+  }
+
+  /** Completes when the server (or this side) closes the connection. */
+  public Future<Void> closed() {
+    return closed.future();
+  }
+
+  public Future<Void> close() {
+    return netClient.close();
+  }
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of frame-echo and the book's C++ server (chapter 06), on this machine.
+#
+#   src/bench/compare.sh            build both, run every scenario, print markdown tables
+#
+# Each server runs pinned to CPU 0 and the load generator (frame-echo's bench) to CPU 1. For each
+# scenario: a warm-up run whose figures are dropped, then the measured run; the server's CPU time and
+# resident memory are read from /proc around the measured run. Then 10,000 idle connections: server
+# memory before and after, and a busy client's requests/s next to them.
+#
+# Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
+# connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
+# SCENARIOS (a space-separated subset of the scenario numbers 1-7), JAVA_OPTS (frame-echo's JVM flags).
+# Needs: java, mvn, g++, taskset, python3, and ../shared/seed beside the repository.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SEED="$ROOT/../shared/seed"
+DURATION=${DURATION:-10}
+WARMUP=${WARMUP:-3}
+IDLE=${IDLE:-10000}
+OUT=${OUT:-$ROOT/target/compare}
+SCENARIOS=${SCENARIOS:-1 2 3 4 5 6 7}
+JAVA_OPTS=${JAVA_OPTS:-}
+PORT=1234   # the book's server listens on 1234, always
+
+SCENARIO_NAMES=(
+  ""
+  "1 conn, depth 1, 16 B"
+  "50 conns, depth 1, 16 B"
+  "50 conns, depth 32, 16 B"
+  "16 conns, depth 1, 4 KiB"
+  "4 conns, depth 1, 1 MiB"
+  "1 conn, 32 MiB frames"
+  "1000 conns, depth 1, 16 B"
+)
+SCENARIO_ARGS=(
+  ""
+  "-c 1 -P 1 -s 16"
+  "-c 50 -P 1 -s 16"
+  "-c 50 -P 32 -s 16"
+  "-c 16 -P 1 -s 4KiB"
+  "-c 4 -P 1 -s 1MiB"
+  "-c 1 -P 1 -s 32MiB"
+  "-c 1000 -P 1 -s 16"
+)
+
+die() { echo "compare.sh: $*" >&2; exit 1; }
+for tool in java mvn g++ taskset python3; do
+  command -v "$tool" >/dev/null || die "needs $tool"
+done
+[ -f "$SEED/06_server.cpp" ] || die "needs the book's sources in ../shared/seed beside the repository"
+[ "$(nproc)" -ge 2 ] || die "needs two CPUs: one for the server, one for the load generator"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+mkdir -p "$OUT"
+JAR="$ROOT/target/frame-echo.jar"
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  (cd "$ROOT" && mvn -B -q -ntp package -DskipTests) || die "maven build failed"
+fi
+g++ -O2 -o "$OUT/06_server" "$SEED/06_server.cpp" || die "g++ failed"
+# The benchmark runs from a copy, so a rebuild during a long run cannot pull the jar from under it.
+cp "$JAR" "$OUT/frame-echo.jar"
+BENCH=(taskset -c 1 java -jar "$OUT/frame-echo.jar" bench -q -t 1 --port "$PORT")
+
+SERVER_PID=
+stop_server() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID"
+    for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$SERVER_PID" 2>/dev/null || true
+  fi
+  SERVER_PID=
+}
+trap stop_server EXIT
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+
+start_server() { # name
+  port_in_use && die "something already listens on port $PORT"
+  case "$1" in
+    frame-echo)
+      # shellcheck disable=SC2086
+      taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" -conf "$ROOT/conf/config.json" >"$OUT/frame-echo.log" 2>&1 &
+      ;;
+    book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
+  esac
+  SERVER_PID=$!
+  for _ in $(seq 300); do
+    port_in_use && return 0
+    kill -0 "$SERVER_PID" 2>/dev/null || die "$1 exited at start-up"
+    sleep 0.1
+  done
+  die "$1 did not listen on $PORT within 30 s"
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
+
+run_scenarios() { # server
+  local server=$1 n args
+  start_server "$server"
+  for n in $SCENARIOS; do
+    args=${SCENARIO_ARGS[$n]}
+    echo "[$server] scenario $n: ${SCENARIO_NAMES[$n]}" >&2
+    # shellcheck disable=SC2086
+    "${BENCH[@]}" $args -d "$WARMUP" -w 0 >/dev/null || echo "  (warm-up run reported failures)" >&2
+    local before after
+    before=$(cpu_ticks)
+    # shellcheck disable=SC2086
+    "${BENCH[@]}" $args -d "$DURATION" -w 0 --label "$server: ${SCENARIO_NAMES[$n]}" --json "$OUT/$server-$n.json" >"$OUT/$server-$n.txt" \
+      || echo "  (measured run reported failures; see $OUT/$server-$n.txt)" >&2
+    after=$(cpu_ticks)
+    echo "{\"cpuTicks\": $((after - before)), \"clockTicks\": $(getconf CLK_TCK), \"rssKiB\": $(rss_kib)}" >"$OUT/$server-$n.server.json"
+  done
+  stop_server
+}
+
+idle_memory() { # server
+  local server=$1 before after pid_bench fds
+  start_server "$server"
+  # One request first, so the JVM has loaded its request path before "before" is read.
+  "${BENCH[@]}" -c 1 -n 100 >/dev/null
+  "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$WARMUP" -w 0 --json "$OUT/$server-busy-alone.json" >/dev/null
+  before=$(rss_kib)
+  echo "[$server] opening $IDLE idle connections" >&2
+  "${BENCH[@]}" --idle -c "$IDLE" -d $((DURATION + 60)) >/dev/null &
+  pid_bench=$!
+  for _ in $(seq 600); do
+    fds=$(ls "/proc/$SERVER_PID/fd" | wc -l)
+    [ "$fds" -ge "$IDLE" ] && break
+    sleep 0.1
+  done
+  sleep 2   # let the last accepts settle before reading memory
+  after=$(rss_kib)
+  "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$DURATION" -w 1 --json "$OUT/$server-busy-idle.json" >/dev/null || true
+  kill "$pid_bench" 2>/dev/null || true
+  wait "$pid_bench" 2>/dev/null || true
+  echo "{\"before\": $before, \"after\": $after, \"connections\": $IDLE}" >"$OUT/$server-idle.json"
+  stop_server
+}
+
+for server in frame-echo book; do
+  run_scenarios "$server"
+done
+for server in frame-echo book; do
+  idle_memory "$server"
+done
+
+python3 - "$OUT" "$SCENARIOS" "${SCENARIO_NAMES[@]:1}" <<'PY'
+import json, sys, os
+out, wanted, names = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+def load(path):
+    with open(os.path.join(out, path)) as f:
+        return json.load(f)
+def row(server, n):
+    r, s = load(f"{server}-{n}.json"), load(f"{server}-{n}.server.json")
+    cpu_us = s["cpuTicks"] / s["clockTicks"] * 1e6
+    req = r["requests"] or 1
+    return {"rps": r["requestsPerSecond"], "p50": r["latencyMicros"]["p50"], "p99": r["latencyMicros"]["p99"],
+            "mbps": r["receivedMBps"], "cpu": cpu_us / req, "rss": s["rssKiB"] / 1024,
+            "bad": r["errors"] + r["mismatches"] + r["connectionFailures"]}
+def fmt(v):
+    return f"{v:,.0f}" if v >= 100 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for n in wanted:
+    name = names[int(n) - 1]
+    fe, bk = row("frame-echo", n), row("book", n)
+    for server, r in (("frame-echo", fe), ("book (C++, poll)", bk)):
+        flag = " (errors!)" if r["bad"] else ""
+        print(f"| {name} | {server}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} |")
+    ratio = lambda k: f"{fe[k] / bk[k]:.2f}" if bk[k] else "-"
+    print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} |")
+print()
+print("| idle connections | server | RSS before MiB | RSS after MiB | KiB per connection | busy client alone, requests/s | busy client beside them, requests/s |")
+print("|---|---|---:|---:|---:|---:|---:|")
+for server, shown in (("frame-echo", "frame-echo"), ("book", "book (C++, poll)")):
+    i = load(f"{server}-idle.json")
+    alone, beside = load(f"{server}-busy-alone.json"), load(f"{server}-busy-idle.json")
+    per = (i["after"] - i["before"]) / i["connections"]
+    print(f"| {i['connections']:,} | {shown} | {i['before']/1024:.1f} | {i['after']/1024:.1f} | {per:.2f} | {fmt(alone['requestsPerSecond'])} | {fmt(beside['requestsPerSecond'])} |")
+PY

@@ -1,0 +1,253 @@
+package io.frameecho.bench;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One load-generating connection, on one Netty event loop. It keeps up to {@code pipeline} requests in
+ * flight (closed loop) or sends on a {@link RateSchedule} (open loop), parses responses in place without
+ * copying them, checks their length (and with {@code verify} every byte), and records each latency.
+ * In steady state it allocates nothing per request: sends use pooled buffers or slices of one template,
+ * and the in-flight bookkeeping is a pair of ring arrays.
+ */
+final class BenchConnection extends ChannelInboundHandlerAdapter {
+
+  private final int id;
+  private final BenchSettings settings;
+  private final LoadStats stats;
+  private final AtomicLong requestBudget;
+  private final ByteBuf template;
+  private final SplittableRandom random;
+
+  /** Send time (or intended send time) and payload size of each request in flight, oldest at head. */
+  private final long[] sentNanos;
+  private final int[] sentSize;
+  private int head;
+  private int inFlight;
+  private long nextSeq;
+  private long responseSeq;
+
+  private RateSchedule schedule;
+  private boolean wakeUpScheduled;
+  private volatile boolean stopping;
+  private ChannelHandlerContext ctx;
+
+  // Response parsing state: header bytes collected so far, then body bytes still to come.
+  private int headerBytes;
+  private int headerValue;
+  private int bodyRemaining = -1;
+  private int bodyOffset;
+  private long bodySeed;
+  private boolean bodyMismatch;
+
+  /**
+   * @param requestBudget requests still to send across all connections, or null when the run is timed
+   * @param template at least {@code size.max()} readable bytes, sliced for unverified payloads
+   */
+  BenchConnection(int id, BenchSettings settings, LoadStats stats, AtomicLong requestBudget, ByteBuf template) {
+    this.id = id;
+    this.settings = settings;
+    this.stats = stats;
+    this.requestBudget = requestBudget;
+    this.template = template;
+    this.random = new SplittableRandom(id * 0x9E3779B97F4A7C15L);
+    this.sentNanos = new long[settings.pipeline()];
+    this.sentSize = new int[settings.pipeline()];
+  }
+
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    this.ctx = ctx;
+  }
+
+  /** Starts sending; call on any thread once every connection is up. */
+  void start() {
+    ctx.executor().execute(() -> {
+      if (settings.rate() > 0) {
+        schedule = new RateSchedule(System.nanoTime(), settings.rate() / settings.connections());
+      }
+      sendWhatIsDue();
+    });
+  }
+
+  /** Stops sending; the connection closes itself once its last response is in. */
+  void stop() {
+    stopping = true;
+    ctx.executor().execute(this::closeIfDone);
+  }
+
+  private void sendWhatIsDue() {
+    if (settings.idle()) {
+      return;
+    }
+    boolean wrote = false;
+    long now = 0;
+    while (!stopping && inFlight < sentNanos.length) {
+      long sendTime;
+      if (schedule != null) {
+        long due = schedule.intendedNanos(nextSeq);
+        now = System.nanoTime();
+        if (due > now) {
+          wakeUpAt(due - now);
+          break;
+        }
+        sendTime = due;
+      } else {
+        sendTime = System.nanoTime();
+      }
+      if (requestBudget != null && requestBudget.decrementAndGet() < 0) {
+        stopping = true;
+        break;
+      }
+      send(sendTime);
+      wrote = true;
+    }
+    if (wrote) {
+      ctx.flush();
+    }
+    closeIfDone();
+  }
+
+  private void wakeUpAt(long delayNanos) {
+    if (!wakeUpScheduled) {
+      wakeUpScheduled = true;
+      ctx.executor().schedule(() -> {
+        wakeUpScheduled = false;
+        sendWhatIsDue();
+      }, delayNanos, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void send(long sendTime) {
+    int size = settings.size().next(random);
+    long seq = nextSeq++;
+    if (settings.verify()) {
+      ByteBuf frame = ctx.alloc().ioBuffer(4 + size);
+      frame.writeIntLE(size);
+      PayloadPattern.write(frame, PayloadPattern.seed(id, seq), size);
+      ctx.write(frame, ctx.voidPromise());
+    } else {
+      ByteBuf header = ctx.alloc().ioBuffer(4);
+      header.writeIntLE(size);
+      ctx.write(header, ctx.voidPromise());
+      if (size > 0) {
+        ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
+      }
+    }
+    int slot = (head + inFlight) % sentNanos.length;
+    sentNanos[slot] = sendTime;
+    sentSize[slot] = size;
+    inFlight++;
+    stats.bytesSent.add(size);
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf in = (ByteBuf) msg;
+    try {
+      while (in.isReadable() && ctx.channel().isActive()) {
+        if (bodyRemaining < 0) {
+          readHeader(in);
+        } else {
+          readBody(in);
+        }
+      }
+    } finally {
+      in.release();
+    }
+    sendWhatIsDue();
+  }
+
+  private void readHeader(ByteBuf in) {
+    while (headerBytes < 4 && in.isReadable()) {
+      headerValue |= (in.readByte() & 0xFF) << (headerBytes * 8);
+      headerBytes++;
+    }
+    if (headerBytes < 4) {
+      return;
+    }
+    long length = headerValue & 0xFFFFFFFFL;
+    headerBytes = 0;
+    headerValue = 0;
+    if (inFlight == 0) {
+      fail("a response to no request");
+      return;
+    }
+    if (length != sentSize[head]) {
+      // Lengths differ: the stream cannot be followed any further.
+      stats.mismatches.increment();
+      fail("response length " + length + " for a request of " + sentSize[head] + " bytes");
+      return;
+    }
+    bodyRemaining = (int) length;
+    bodyOffset = 0;
+    bodySeed = PayloadPattern.seed(id, responseSeq);
+    bodyMismatch = false;
+    if (bodyRemaining == 0) {
+      completeResponse();
+    }
+  }
+
+  private void readBody(ByteBuf in) {
+    int n = Math.min(bodyRemaining, in.readableBytes());
+    if (settings.verify() && !bodyMismatch && !PayloadPattern.matches(in, bodySeed, bodyOffset, n)) {
+      bodyMismatch = true;
+    }
+    in.skipBytes(n);
+    bodyRemaining -= n;
+    bodyOffset += n;
+    if (bodyRemaining == 0) {
+      completeResponse();
+    }
+  }
+
+  private void completeResponse() {
+    long latency = System.nanoTime() - sentNanos[head];
+    int size = sentSize[head];
+    head = (head + 1) % sentNanos.length;
+    inFlight--;
+    responseSeq++;
+    bodyRemaining = -1;
+    if (bodyMismatch) {
+      stats.mismatches.increment();
+    }
+    stats.recordLatency(latency);
+    stats.bytesReceived.add(size);
+    stats.completed.increment();
+  }
+
+  private void closeIfDone() {
+    if (stopping && inFlight == 0 && ctx.channel().isOpen()) {
+      ctx.close();
+    }
+  }
+
+  private void fail(String why) {
+    if (!stopping) {
+      stats.errors.increment();
+      stats.noteError("connection " + id + ": " + why);
+    }
+    stopping = true;
+    ctx.close();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    if (!stopping) {
+      // The server closed a connection the run still needed.
+      stats.errors.increment();
+      stats.noteError("connection " + id + ": closed by the server with " + inFlight + " requests in flight");
+      stopping = true;
+    }
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    fail(cause.toString());
+  }
+}

@@ -1,0 +1,44 @@
+package io.frameecho.bench;
+
+/**
+ * What one benchmark run does. The constructor checks every value and says which option is wrong.
+ *
+ * @param requests total requests to complete, or 0 to run for {@code durationSeconds}
+ * @param rate total requests per second across all connections (open loop), or 0 for closed loop
+ * @param idle open the connections and send nothing (to measure a server's memory per connection)
+ */
+public record BenchSettings(String host, int port, int connections, int pipeline, SizeRange size,
+                            double durationSeconds, long requests, double warmupSeconds, boolean verify,
+                            double rate, int threads, boolean idle, String label) {
+
+  public BenchSettings {
+    require(host != null && !host.isBlank(), "--host must not be empty");
+    require(port >= 1 && port <= 65535, "--port must be between 1 and 65535, not " + port);
+    require(connections >= 1, "--connections must be at least 1, not " + connections);
+    require(pipeline >= 1, "--pipeline must be at least 1, not " + pipeline);
+    require(size != null, "--size is required");
+    require(durationSeconds > 0, "--duration must be positive, not " + durationSeconds);
+    require(requests >= 0, "--requests must be positive");
+    require(warmupSeconds >= 0, "--warmup cannot be negative");
+    require(requests > 0 || warmupSeconds < durationSeconds,
+      "--warmup (" + warmupSeconds + " s) must be shorter than --duration (" + durationSeconds + " s)");
+    require(rate >= 0, "--rate must be positive");
+    require(rate == 0 || rate <= 1e9, "--rate is too high: " + rate);
+    require(threads >= 1, "--threads must be at least 1, not " + threads);
+    require(!(idle && (rate > 0 || requests > 0 || verify)), "--idle sends nothing: it excludes --rate, --requests and --verify");
+  }
+
+  private static void require(boolean condition, String message) {
+    if (!condition) {
+      throw new IllegalArgumentException(message);
+    }
+  }
+
+  /** A short description for reports: where, how many connections, how deep, how big. */
+  public String describe() {
+    if (label != null && !label.isBlank()) {
+      return label;
+    }
+    return host + ":" + port + " c=" + connections + " p=" + pipeline + " " + size + (rate > 0 ? " rate=" + (long) rate + "/s" : "");
+  }
+}

@@ -1,0 +1,198 @@
+package io.frameecho.bench;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import org.HdrHistogram.Histogram;
+
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Drives one benchmark run: opens the connections on a group of Netty event loops, lets them send, prints
+ * a progress line a second, and gathers the figures measured after the warm-up. The calling thread
+ * waits; it must not be an event loop.
+ */
+public final class LoadGenerator {
+
+  /** Connections opened at once; more would overflow a server's accept backlog. */
+  private static final int CONNECT_BATCH = 500;
+  /** A run with a request count gives up when nothing completes for this long. */
+  private static final long STALL_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+  private final BenchSettings settings;
+
+  public LoadGenerator(BenchSettings settings) {
+    this.settings = settings;
+  }
+
+  /**
+   * @param progress where to print a line a second, or null for none
+   */
+  public BenchResult run(PrintStream progress) throws InterruptedException {
+    LoadStats stats = new LoadStats();
+    AtomicLong budget = settings.requests() > 0 ? new AtomicLong(settings.requests()) : null;
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(settings.threads(), NioIoHandler.newFactory());
+    ByteBuf template = payloadTemplate();
+    List<BenchConnection> connections = new ArrayList<>();
+    List<Channel> channels = new ArrayList<>();
+    try {
+      connect(group, stats, budget, template, connections, channels);
+      if (channels.isEmpty()) {
+        return new BenchResult(settings, 0, 0, 0, 0, 0, 0, stats.connectionFailures.sum(),
+          new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3), 0, "no connection could be opened");
+      }
+      return measure(stats, connections, channels, progress);
+    } finally {
+      for (Channel c : channels) {
+        c.close();
+      }
+      group.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
+      template.release();
+    }
+  }
+
+  private ByteBuf payloadTemplate() {
+    if (settings.verify() || settings.idle() || settings.size().max() == 0) {
+      return Unpooled.buffer(0);
+    }
+    ByteBuf template = Unpooled.directBuffer(settings.size().max());
+    for (int i = 0; i < settings.size().max(); i++) {
+      template.writeByte('a' + i % 26);
+    }
+    return template;
+  }
+
+  private void connect(EventLoopGroup group, LoadStats stats, AtomicLong budget, ByteBuf template,
+                       List<BenchConnection> connections, List<Channel> channels) throws InterruptedException {
+    Bootstrap bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+      .option(ChannelOption.TCP_NODELAY, true)
+      .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+    for (int first = 0; first < settings.connections(); first += CONNECT_BATCH) {
+      List<ChannelFuture> batch = new ArrayList<>();
+      List<BenchConnection> handlers = new ArrayList<>();
+      for (int i = first; i < Math.min(first + CONNECT_BATCH, settings.connections()); i++) {
+        BenchConnection handler = new BenchConnection(i, settings, stats, budget, template);
+        handlers.add(handler);
+        batch.add(bootstrap.clone().handler(handler).connect(settings.host(), settings.port()));
+      }
+      for (int i = 0; i < batch.size(); i++) {
+        ChannelFuture f = batch.get(i);
+        if (f.await(15, TimeUnit.SECONDS) && f.isSuccess()) {
+          connections.add(handlers.get(i));
+          channels.add(f.channel());
+        } else {
+          stats.connectionFailures.increment();
+          stats.noteError("connect to " + settings.host() + ":" + settings.port() + " failed: "
+            + (f.cause() == null ? "timed out" : f.cause().getMessage()));
+          f.channel().close();
+        }
+      }
+    }
+  }
+
+  private BenchResult measure(LoadStats stats, List<BenchConnection> connections, List<Channel> channels,
+                              PrintStream progress) throws InterruptedException {
+    long start = System.nanoTime();
+    long warmupEnd = start + secondsToNanos(settings.warmupSeconds());
+    long deadline = settings.requests() > 0 ? Long.MAX_VALUE : start + secondsToNanos(settings.durationSeconds());
+    connections.forEach(BenchConnection::start);
+
+    Histogram measured = new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3);
+    Histogram interval = null;
+    boolean measuring = settings.warmupSeconds() == 0;
+    long measureStart = start;
+    long completedAtStart = 0;
+    long sentAtStart = 0;
+    long receivedAtStart = 0;
+    long cpuAtStart = processCpuNanos();
+    long lastCompleted = 0;
+    long lastProgress = start;
+    long lastMovement = start;
+    long end;
+    while (true) {
+      long now = System.nanoTime();
+      long nextTick = Math.min(lastProgress + TimeUnit.SECONDS.toNanos(1), Math.min(deadline, measuring ? Long.MAX_VALUE : warmupEnd));
+      boolean allClosed = waitForCloseOrTime(channels, nextTick - now);
+      now = System.nanoTime();
+      interval = stats.latencyNanos.getIntervalHistogram(interval);
+      if (measuring) {
+        measured.add(interval);
+      }
+      long completed = stats.completed.sum();
+      if (completed != lastCompleted) {
+        lastMovement = now;
+      }
+      if (!measuring && now >= warmupEnd) {
+        measuring = true;
+        measureStart = now;
+        completedAtStart = completed;
+        sentAtStart = stats.bytesSent.sum();
+        receivedAtStart = stats.bytesReceived.sum();
+        cpuAtStart = processCpuNanos();
+      }
+      if (progress != null && now - lastProgress >= TimeUnit.MILLISECONDS.toNanos(990)) {
+        progress.printf(Locale.ROOT, "[%5.1f s%s] %,.0f requests/s, %d errors, %d mismatches%s%n",
+          (now - start) / 1e9, deadline == Long.MAX_VALUE ? "" : String.format(Locale.ROOT, " / %.0f s", settings.durationSeconds()),
+          (completed - lastCompleted) * 1e9 / (now - lastProgress), stats.errors.sum(), stats.mismatches.sum(),
+          measuring ? "" : " (warm-up)");
+        lastProgress = now;
+      }
+      lastCompleted = completed;
+      if (allClosed || now >= deadline) {
+        end = now;
+        break;
+      }
+      if (settings.requests() > 0 && now - lastMovement > STALL_LIMIT_NANOS) {
+        stats.errors.increment();
+        stats.noteError("no response for " + TimeUnit.NANOSECONDS.toSeconds(STALL_LIMIT_NANOS) + " s; giving up");
+        end = now;
+        break;
+      }
+    }
+    long cpuAtEnd = processCpuNanos();
+    long completed = stats.completed.sum();
+    long sent = stats.bytesSent.sum();
+    long received = stats.bytesReceived.sum();
+    connections.forEach(BenchConnection::stop);
+    waitForCloseOrTime(channels, TimeUnit.SECONDS.toNanos(10));
+    return new BenchResult(settings, completed - completedAtStart, (end - measureStart) / 1e9,
+      sent - sentAtStart, received - receivedAtStart, stats.errors.sum(), stats.mismatches.sum(),
+      stats.connectionFailures.sum(), measured, (cpuAtEnd - cpuAtStart) / 1e9, stats.firstError());
+  }
+
+  /** Waits until every channel is closed (true) or the time is up (false). */
+  private static boolean waitForCloseOrTime(List<Channel> channels, long nanos) throws InterruptedException {
+    long until = System.nanoTime() + Math.max(0, nanos);
+    for (Channel c : channels) {
+      long left = until - System.nanoTime();
+      if (left <= 0 || !c.closeFuture().await(left, TimeUnit.NANOSECONDS)) {
+        return channels.stream().noneMatch(Channel::isOpen);
+      }
+    }
+    return true;
+  }
+
+  private static long secondsToNanos(double seconds) {
+    return (long) (seconds * 1e9);
+  }
+
+  private static long processCpuNanos() {
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+      return os.getProcessCpuTime();
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,178 @@
+package io.frameecho.cli;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.frameecho.server.RequestHandler;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class BenchCommandTest {
+
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  @TempDir
+  Path dir;
+
+  private int run(String... args) {
+    return BenchCommand.commandLine(new PrintStream(out, true, StandardCharsets.UTF_8),
+      new PrintStream(err, true, StandardCharsets.UTF_8)).execute(args);
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  private static int server(Vertx vertx, RequestHandler handler) throws Exception {
+    return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+      .requestHandler(handler).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+  }
+
+  private static int echoServer(Vertx vertx) throws Exception {
+    return server(vertx, Future::succeededFuture);
+  }
+
+  @Test
+  void badOptionsAreUsageErrorsWithClearMessages() {
+    assertEquals(2, run("--connections", "0"));
+    assertTrue(err().contains("--connections must be at least 1, not 0"), err());
+    err.reset();
+    assertEquals(2, run("--duration", "5", "--requests", "10"));
+    assertTrue(err().contains("--duration and --requests exclude each other"), err());
+    err.reset();
+    assertEquals(2, run("--size", "100-10"));
+    assertTrue(err().contains("the maximum is below the minimum"), err());
+    err.reset();
+    assertEquals(2, run("--duration", "3", "--warmup", "3"));
+    assertTrue(err().contains("--warmup (3.0 s) must be shorter than --duration (3.0 s)"), err());
+    err.reset();
+    assertEquals(2, run("--pipeline", "many"));
+    assertTrue(err().contains("--pipeline"), err());
+    err.reset();
+    assertEquals(2, run(dir.resolve("a.json").toString()));
+    assertTrue(err().contains("--report"), err());
+  }
+
+  @Test
+  void shortVerifiedRunWritesJsonHistogramAndReport(Vertx vertx) throws Exception {
+    int port = echoServer(vertx);
+    Path json = dir.resolve("run.json");
+    Path hgrm = dir.resolve("run.hgrm");
+    Path html = dir.resolve("run.html");
+    int status = run("--port", String.valueOf(port), "-c", "4", "-P", "8", "-s", "0-3000", "--requests", "4000", "--verify",
+      "--label", "in-process echo", "--json", json.toString(), "--hgrm", hgrm.toString(), "--report", html.toString());
+    assertEquals(0, status, out + err());
+
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(4000, result.getLong("requests"));
+    assertTrue(result.getDouble("requestsPerSecond") > 0);
+    assertEquals(0, result.getLong("errors"));
+    assertEquals(0, result.getLong("mismatches"));
+    assertEquals(0, result.getLong("connectionFailures"));
+    JsonObject latency = result.getJsonObject("latencyMicros");
+    for (String p : new String[] {"p50", "p90", "p99", "p999", "max"}) {
+      assertTrue(latency.getDouble(p) > 0, p);
+    }
+    assertTrue(latency.getDouble("p50") <= latency.getDouble("p99") && latency.getDouble("p99") <= latency.getDouble("max"));
+    assertTrue(result.getDouble("sentMBps") > 0 && result.getDouble("receivedMBps") > 0);
+
+    String distribution = Files.readString(hgrm);
+    assertTrue(distribution.contains("Value     Percentile TotalCount 1/(1-Percentile)"), distribution);
+    assertTrue(distribution.contains("Total count    =         4000]"), distribution);
+
+    String page = Files.readString(html);
+    assertTrue(page.contains("<svg") && page.contains("<polyline") && page.contains("in-process echo"));
+    assertFalse(page.contains("<script") || page.contains("<link") || page.contains("src="), "the page loads nothing");
+
+    String report = out.toString(StandardCharsets.UTF_8);
+    assertTrue(report.contains("requests:        4000"), report);
+    assertTrue(report.contains("0 connection failures, 0 errors, 0 mismatches"), report);
+    assertTrue(report.contains("load generator:"), report);
+  }
+
+  @Test
+  void wrongEchoIsCaughtAsMismatchesAndFailsTheRun(Vertx vertx) throws Exception {
+    AtomicInteger count = new AtomicInteger();
+    // Every 50th answer has one byte flipped: same length, wrong content.
+    int port = server(vertx, request -> {
+      if (count.incrementAndGet() % 50 == 0 && request.length() > 0) {
+        Buffer copy = request.copy();
+        copy.setByte(copy.length() - 1, (byte) ~copy.getByte(copy.length() - 1));
+        return Future.succeededFuture(copy);
+      }
+      return Future.succeededFuture(request);
+    });
+    Path json = dir.resolve("bad.json");
+    assertEquals(1, run("--port", String.valueOf(port), "-c", "2", "-s", "100", "--requests", "1000", "--verify", "--json", json.toString()));
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(20, result.getLong("mismatches"));
+  }
+
+  @Test
+  void refusedConnectionsAreCountedAndFailTheRun(Vertx vertx) throws Exception {
+    int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
+      .compose(s -> s.close().map(v -> s.actualPort())).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Path json = dir.resolve("refused.json");
+    assertEquals(1, run("--port", String.valueOf(port), "-c", "3", "-d", "1", "-w", "0", "--json", json.toString()));
+    assertEquals(3, new JsonObject(Files.readString(json)).getLong("connectionFailures"));
+  }
+
+  /**
+   * Open loop with a server that stalls every 10th answer for 200 ms: latency counted from the intended
+   * send time charges the requests that queued behind each stall, so the median itself is large. A
+   * closed-loop run against the same server hides that: only one request in ten is slow.
+   */
+  @Test
+  void openLoopLatencyCountsQueueingFromTheIntendedSendTime(Vertx vertx) throws Exception {
+    AtomicInteger count = new AtomicInteger();
+    int port = server(vertx, request -> count.incrementAndGet() % 10 == 0
+      ? vertx.timer(200, TimeUnit.MILLISECONDS).map(t -> request)
+      : Future.succeededFuture(request));
+    Path open = dir.resolve("open.json");
+    Path closed = dir.resolve("closed.json");
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "--rate", "200", "-d", "2.5", "-w", "0.5", "--json", open.toString()));
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "-d", "2.5", "-w", "0.5", "--json", closed.toString()));
+    JsonObject openResult = new JsonObject(Files.readString(open));
+    JsonObject closedResult = new JsonObject(Files.readString(closed));
+    assertTrue(openResult.getJsonObject("latencyMicros").getDouble("p50") > 100_000, openResult.encode());
+    assertTrue(closedResult.getJsonObject("latencyMicros").getDouble("p50") < 100_000, closedResult.encode());
+    // The schedule never sends ahead of itself: at most 200/s over the measured time, plus the one due now.
+    assertTrue(openResult.getLong("requests") <= 200 * openResult.getDouble("elapsedSeconds") + 1, openResult.encode());
+  }
+
+  @Test
+  void severalResultsAreDrawnOnOneChart(Vertx vertx) throws Exception {
+    int port = echoServer(vertx);
+    Path a = dir.resolve("a.json");
+    Path b = dir.resolve("b.json");
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "--requests", "300", "--label", "first run", "--json", a.toString()));
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "--requests", "300", "--label", "second <run>", "--json", b.toString()));
+    Path html = dir.resolve("both.html");
+    assertEquals(0, run("--report", html.toString(), a.toString(), b.toString()));
+    String page = Files.readString(html);
+    assertEquals(2, page.split("<polyline", -1).length - 1);
+    assertTrue(page.contains("first run") && page.contains("second &lt;run&gt;"));
+  }
+}

@@ -10,7 +10,8 @@
 #
 # Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
-# SCENARIOS (a space-separated subset of the scenario numbers 1-7), JAVA_OPTS (frame-echo's JVM flags).
+# SCENARIOS (a space-separated subset of the scenario numbers 1-7; empty for only the idle test),
+# JAVA_OPTS (frame-echo's JVM flags).
 # Needs: java, mvn, g++, taskset, python3, and ../shared/seed beside the repository.
 set -euo pipefail
 
@@ -20,7 +21,7 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-3}
 IDLE=${IDLE:-10000}
 OUT=${OUT:-$ROOT/target/compare}
-SCENARIOS=${SCENARIOS:-1 2 3 4 5 6 7}
+SCENARIOS=${SCENARIOS-1 2 3 4 5 6 7}
 JAVA_OPTS=${JAVA_OPTS:-}
 PORT=1234   # the book's server listens on 1234, always
 
@@ -157,21 +158,23 @@ def row(server, n):
     r, s = load(f"{server}-{n}.json"), load(f"{server}-{n}.server.json")
     cpu_us = s["cpuTicks"] / s["clockTicks"] * 1e6
     req = r["requests"] or 1
+    secs = r["elapsedSeconds"] or 1
     return {"rps": r["requestsPerSecond"], "p50": r["latencyMicros"]["p50"], "p99": r["latencyMicros"]["p99"],
             "mbps": r["receivedMBps"], "cpu": cpu_us / req, "rss": s["rssKiB"] / 1024,
+            "srvpct": 100 * cpu_us / 1e6 / secs, "benchpct": 100 * r["clientCpuSeconds"] / secs,
             "bad": r["errors"] + r["mismatches"] + r["connectionFailures"]}
 def fmt(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
-print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB |")
-print("|---|---|---:|---:|---:|---:|---:|---:|")
+print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB | server CPU % | bench CPU % |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in wanted:
     name = names[int(n) - 1]
     fe, bk = row("frame-echo", n), row("book", n)
     for server, r in (("frame-echo", fe), ("book (C++, poll)", bk)):
         flag = " (errors!)" if r["bad"] else ""
-        print(f"| {name} | {server}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} |")
+        print(f"| {name} | {server}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} | {r['srvpct']:.0f} | {r['benchpct']:.0f} |")
     ratio = lambda k: f"{fe[k] / bk[k]:.2f}" if bk[k] else "-"
-    print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} |")
+    print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
 print()
 print("| idle connections | server | RSS before MiB | RSS after MiB | KiB per connection | busy client alone, requests/s | busy client beside them, requests/s |")
 print("|---|---|---:|---:|---:|---:|---:|")

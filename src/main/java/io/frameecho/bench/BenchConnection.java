@@ -17,6 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class BenchConnection extends ChannelInboundHandlerAdapter {
 
+  /** Payloads up to this size are copied into the frame's buffer; larger ones are sent as a slice. */
+  private static final int COPY_LIMIT = 16 * 1024;
+
   private final int id;
   private final BenchSettings settings;
   private final LoadStats stats;
@@ -131,13 +134,17 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
       frame.writeIntLE(size);
       PayloadPattern.write(frame, PayloadPattern.seed(id, seq), size);
       ctx.write(frame, ctx.voidPromise());
+    } else if (size <= COPY_LIMIT) {
+      // Small frames: one pooled buffer is cheaper than a header plus a slice.
+      ByteBuf frame = ctx.alloc().ioBuffer(4 + size);
+      frame.writeIntLE(size);
+      frame.writeBytes(template, 0, size);
+      ctx.write(frame, ctx.voidPromise());
     } else {
       ByteBuf header = ctx.alloc().ioBuffer(4);
       header.writeIntLE(size);
       ctx.write(header, ctx.voidPromise());
-      if (size > 0) {
-        ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
-      }
+      ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
     }
     int slot = (head + inFlight) % sentNanos.length;
     sentNanos[slot] = sendTime;

@@ -85,6 +85,7 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
       .put("clientCpuSeconds", round(clientCpuSeconds))
       .put("clientCpuMicrosPerRequest", round(clientCpuMicrosPerRequest()))
       .put("clientThreads", settings.threads())
+      .put("clientTransport", LoadGenerator.transport())
       .put("firstError", firstError)
       .put("percentiles", percentiles);
   }
@@ -103,8 +104,8 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
     if (firstError != null) {
       out.printf(Locale.ROOT, "first error:     %s%n", firstError);
     }
-    out.printf(Locale.ROOT, "load generator:  %.2f s CPU on %d event loops (%.0f%% of one core), %.2f us CPU per request%n",
-      clientCpuSeconds, settings.threads(), elapsedSeconds > 0 ? 100 * clientCpuSeconds / elapsedSeconds : 0, clientCpuMicrosPerRequest());
+    out.printf(Locale.ROOT, "load generator:  %.2f s CPU on %d %s event loops (%.0f%% of one core), %.2f us CPU per request%n",
+      clientCpuSeconds, settings.threads(), LoadGenerator.transport(), elapsedSeconds > 0 ? 100 * clientCpuSeconds / elapsedSeconds : 0, clientCpuMicrosPerRequest());
   }
 
   /** The standard HdrHistogram percentile distribution, in microseconds. */

@@ -7,8 +7,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import org.HdrHistogram.Histogram;
 
@@ -44,7 +49,7 @@ public final class LoadGenerator {
   public BenchResult run(PrintStream progress) throws InterruptedException {
     LoadStats stats = new LoadStats();
     AtomicLong budget = settings.requests() > 0 ? new AtomicLong(settings.requests()) : null;
-    EventLoopGroup group = new MultiThreadIoEventLoopGroup(settings.threads(), NioIoHandler.newFactory());
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(settings.threads(), ioHandlerFactory());
     ByteBuf template = payloadTemplate();
     List<BenchConnection> connections = new ArrayList<>();
     List<Channel> channels = new ArrayList<>();
@@ -64,6 +69,19 @@ public final class LoadGenerator {
     }
   }
 
+  /** Native epoll where it loads (fewer system calls per request), NIO elsewhere. */
+  public static String transport() {
+    return Epoll.isAvailable() ? "epoll" : "nio";
+  }
+
+  private static IoHandlerFactory ioHandlerFactory() {
+    return Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+  }
+
+  private static Class<? extends SocketChannel> channelClass() {
+    return Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
   private ByteBuf payloadTemplate() {
     if (settings.verify() || settings.idle() || settings.size().max() == 0) {
       return Unpooled.buffer(0);
@@ -77,7 +95,7 @@ public final class LoadGenerator {
 
   private void connect(EventLoopGroup group, LoadStats stats, AtomicLong budget, ByteBuf template,
                        List<BenchConnection> connections, List<Channel> channels) throws InterruptedException {
-    Bootstrap bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+    Bootstrap bootstrap = new Bootstrap().group(group).channel(channelClass())
       .option(ChannelOption.TCP_NODELAY, true)
       .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
     for (int first = 0; first < settings.connections(); first += CONNECT_BATCH) {
@@ -119,6 +137,7 @@ public final class LoadGenerator {
     long receivedAtStart = 0;
     long cpuAtStart = processCpuNanos();
     long lastCompleted = 0;
+    long lastCompletedAtTick = 0;
     long lastProgress = start;
     long lastMovement = start;
     long end;
@@ -143,12 +162,15 @@ public final class LoadGenerator {
         receivedAtStart = stats.bytesReceived.sum();
         cpuAtStart = processCpuNanos();
       }
-      if (progress != null && now - lastProgress >= TimeUnit.MILLISECONDS.toNanos(990)) {
-        progress.printf(Locale.ROOT, "[%5.1f s%s] %,.0f requests/s, %d errors, %d mismatches%s%n",
-          (now - start) / 1e9, deadline == Long.MAX_VALUE ? "" : String.format(Locale.ROOT, " / %.0f s", settings.durationSeconds()),
-          (completed - lastCompleted) * 1e9 / (now - lastProgress), stats.errors.sum(), stats.mismatches.sum(),
-          measuring ? "" : " (warm-up)");
+      if (now - lastProgress >= TimeUnit.MILLISECONDS.toNanos(990)) {
+        if (progress != null) {
+          progress.printf(Locale.ROOT, "[%5.1f s%s] %,.0f requests/s, %d errors, %d mismatches%s%n",
+            (now - start) / 1e9, deadline == Long.MAX_VALUE ? "" : String.format(Locale.ROOT, " / %.0f s", settings.durationSeconds()),
+            (completed - lastCompletedAtTick) * 1e9 / (now - lastProgress), stats.errors.sum(), stats.mismatches.sum(),
+            measuring ? "" : " (warm-up)");
+        }
         lastProgress = now;
+        lastCompletedAtTick = completed;
       }
       lastCompleted = completed;
       if (allClosed || now >= deadline) {

@@ -13,6 +13,18 @@ final class ConfigValues {
     throw wrongType(key, "a string", value);
   }
 
+  static io.vertx.core.json.JsonObject object(String key, Object value) {
+    if (value instanceof io.vertx.core.json.JsonObject) {
+      return (io.vertx.core.json.JsonObject) value;
+    }
+    if (value instanceof java.util.Map) {
+      @SuppressWarnings("unchecked")
+      java.util.Map<String, Object> map = (java.util.Map<String, Object>) value;
+      return new io.vertx.core.json.JsonObject(map);
+    }
+    throw wrongType(key, "an object", value);
+  }
+
   /**
    * An integral JSON number that fits an {@code int}. Fractions, strings and numbers past 2^31 - 1 are
    * rejected rather than truncated, so that {@code 4294967296} never silently becomes 0.

@@ -29,6 +29,7 @@ public class FrameEchoOptions {
   private int port = DEFAULT_PORT;
   private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   private int writeQueueMaxSize = DEFAULT_WRITE_QUEUE_MAX_SIZE;
+  private HandlerOptions handler = new HandlerOptions();
 
   public FrameEchoOptions() {
   }
@@ -38,6 +39,7 @@ public class FrameEchoOptions {
     this.port = other.port;
     this.maxFrameSize = other.maxFrameSize;
     this.writeQueueMaxSize = other.writeQueueMaxSize;
+    this.handler = new HandlerOptions(other.handler);
   }
 
   /**
@@ -62,9 +64,12 @@ public class FrameEchoOptions {
         case "writeQueueMaxSize":
           setWriteQueueMaxSize(ConfigValues.integer(key, value));
           break;
+        case "handler":
+          setHandler(new HandlerOptions(ConfigValues.object(key, value)));
+          break;
         default:
           throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: "
-            + "host, port, maxFrameSize, writeQueueMaxSize");
+            + "host, port, maxFrameSize, writeQueueMaxSize, handler");
       }
     }
   }
@@ -74,7 +79,8 @@ public class FrameEchoOptions {
       .put("host", host)
       .put("port", port)
       .put("maxFrameSize", maxFrameSize)
-      .put("writeQueueMaxSize", writeQueueMaxSize);
+      .put("writeQueueMaxSize", writeQueueMaxSize)
+      .put("handler", handler.toJson());
   }
 
   public String getHost() {
@@ -133,6 +139,16 @@ public class FrameEchoOptions {
       throw new IllegalArgumentException("writeQueueMaxSize: " + writeQueueMaxSize + " must be positive");
     }
     this.writeQueueMaxSize = writeQueueMaxSize;
+    return this;
+  }
+
+  public HandlerOptions getHandler() {
+    return handler;
+  }
+
+  /** Which application answers request frames; see {@link HandlerOptions}. */
+  public FrameEchoOptions setHandler(HandlerOptions handler) {
+    this.handler = java.util.Objects.requireNonNull(handler, "handler");
     return this;
   }
 

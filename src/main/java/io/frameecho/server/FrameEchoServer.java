@@ -57,16 +57,24 @@ public final class FrameEchoServer {
       .setPort(options.getPort());
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().map(s -> {
-      log.info("frame-echo listening on {}:{} (maxFrameSize={} bytes, writeQueueMaxSize={} bytes)",
-        options.getHost(), s.actualPort(), options.getMaxFrameSize(), options.getWriteQueueMaxSize());
+      log.info("frame-echo listening on {}:{} (maxFrameSize={} bytes, writeQueueMaxSize={} bytes, handler={})",
+        options.getHost(), s.actualPort(), options.getMaxFrameSize(), options.getWriteQueueMaxSize(), describeHandler());
       return this;
     });
+  }
+
+  private String describeHandler() {
+    HandlerOptions h = options.getHandler();
+    if (HandlerOptions.EVENT_BUS.equals(h.getType()) && requestHandler instanceof EventBusHandler) {
+      return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
+    }
+    return requestHandler instanceof EchoHandler ? "echo" : requestHandler.getClass().getName();
   }
 
   /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}. */
   private void accept(NetSocket socket) {
     socket.setWriteQueueMaxSize(options.getWriteQueueMaxSize());
-    new Connection(socket, requestHandler, options.getMaxFrameSize()).start();
+    new Connection(socket, requestHandler, options.getMaxFrameSize(), options.getHandler().getMaxInFlight()).start();
   }
 
   /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded. */

@@ -17,15 +17,16 @@ import java.util.Objects;
  */
 public class FrameEchoVerticle extends VerticleBase {
 
+  /** The application given in code, or null to build the one the config's {@code handler} names. */
   private final RequestHandler requestHandler;
   private FrameEchoServer server;
 
-  /** An echo server: what the launcher deploys. */
+  /** What the launcher deploys: the application is the one the config's {@code handler} section names (echo by default). */
   public FrameEchoVerticle() {
-    this(new EchoHandler());
+    this.requestHandler = null;
   }
 
-  /** A server answering with {@code requestHandler}. */
+  /** A server answering with {@code requestHandler}, whatever the config's {@code handler.type}. */
   public FrameEchoVerticle(RequestHandler requestHandler) {
     this.requestHandler = Objects.requireNonNull(requestHandler, "requestHandler");
   }
@@ -38,8 +39,15 @@ public class FrameEchoVerticle extends VerticleBase {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
-    server = FrameEchoServer.create(vertx, options).requestHandler(requestHandler);
+    server = FrameEchoServer.create(vertx, options).requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
     return server.listen();
+  }
+
+  private RequestHandler configuredHandler(FrameEchoOptions options) {
+    HandlerOptions h = options.getHandler();
+    return HandlerOptions.EVENT_BUS.equals(h.getType())
+      ? new EventBusHandler(vertx, h.getAddress(), h.getTimeoutMs())
+      : new EchoHandler();
   }
 
   @Override

@@ -56,6 +56,20 @@ class FrameEchoOptionsTest {
   }
 
   @Test
+  void handlerSectionIsValidatedWithItsKeys() {
+    assertTrue(error(new JsonObject().put("handler", new JsonObject().put("type", "grpc"))).startsWith("handler.type: \"grpc\" is not one of"));
+    assertTrue(error(new JsonObject().put("handler", new JsonObject().put("adress", "x"))).startsWith("unknown configuration key 'handler.adress'"));
+    assertTrue(error(new JsonObject().put("handler", new JsonObject().put("timeoutMs", 0))).startsWith("handler.timeoutMs: 0 must be positive"));
+    assertTrue(error(new JsonObject().put("handler", new JsonObject().put("maxInFlight", -1))).startsWith("handler.maxInFlight: -1 must be positive"));
+    assertTrue(error(new JsonObject().put("handler", new JsonObject().put("address", ""))).startsWith("handler.address: must be a non-empty"));
+    assertTrue(error(new JsonObject().put("handler", "eventbus")).startsWith("handler: expected an object but got the string"));
+    HandlerOptions h = new FrameEchoOptions(new JsonObject().put("handler", new JsonObject().put("type", "eventbus").put("maxInFlight", 4))).getHandler();
+    assertEquals("eventbus", h.getType());
+    assertEquals(4, h.getMaxInFlight());
+    assertEquals(HandlerOptions.DEFAULT_ADDRESS, h.getAddress());
+  }
+
+  @Test
   void unknownKeyIsRefused() {
     assertTrue(error(new JsonObject().put("maxFrameSise", 10)).startsWith("unknown configuration key 'maxFrameSise'"));
   }

@@ -55,7 +55,9 @@ public final class RawConnection {
 
   public static Future<RawConnection> open(Vertx vertx, int port, NetClientOptions options) {
     NetClient client = vertx.createNetClient(options);
-    return client.connect(port, "127.0.0.1").map(socket -> new RawConnection(client, socket));
+    return client.connect(port, "127.0.0.1")
+      .map(socket -> new RawConnection(client, socket))
+      .onFailure(err -> client.close());
   }
 
   public NetSocket socket() {

@@ -22,7 +22,8 @@ import java.util.ArrayDeque;
  *   <li>{@link #releaseAnswered} is {@code handle_write}: it writes answers in request order to the
  *   socket's write queue, which stands in for {@code Conn::outgoing};</li>
  *   <li>{@link #stopReading}/{@link #startReading} are {@code want_read} turning off and on: reading stops
- *   while the write queue is full and starts again when it drains, which bounds memory;</li>
+ *   while the write queue is full (until it drains) or while {@code maxInFlight} answers are awaited,
+ *   which bounds memory;</li>
  *   <li>{@link #closeAfterAnswers} is {@code want_close}.</li>
  * </ul>
  * Everything runs on the connection's event loop.
@@ -41,17 +42,24 @@ public final class Connection {
    * response is then written straight away.
    */
   private final ArrayDeque<Future<Buffer>> unreleased = new ArrayDeque<>();
-  /** The book's {@code !want_read}: reading is paused until the write queue drains. */
-  private boolean readingStopped;
+  /** Why reading is paused, one bit per reason; the book's {@code want_read} is this being zero. */
+  private int readingStoppedFor;
+  private final int maxInFlight;
   /** The book's {@code want_close}, with its reason; the first reason wins. */
   private CloseReason closeReason;
   /** The socket error behind an {@link CloseReason#IO_ERROR}, for the close line. */
   private Throwable ioError;
   private boolean closeRequested;
 
-  public Connection(NetSocket socket, RequestHandler handler, int maxFrameSize) {
+  /** Reading stops while the write queue is over its high-water mark ... */
+  private static final int WRITE_QUEUE_FULL = 1;
+  /** ... or while {@code maxInFlight} answers are awaited. */
+  private static final int TOO_MANY_IN_FLIGHT = 2;
+
+  public Connection(NetSocket socket, RequestHandler handler, int maxFrameSize, int maxInFlight) {
     this.socket = socket;
     this.handler = handler;
+    this.maxInFlight = maxInFlight;
     this.parser = FrameParser.reading(socket, maxFrameSize);
   }
 
@@ -60,7 +68,7 @@ public final class Connection {
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", socket.remoteAddress());
     }
-    socket.drainHandler(v -> startReading());
+    socket.drainHandler(v -> startReading(WRITE_QUEUE_FULL));
     socket.closeHandler(v -> onClosed());
     parser.endHandler(v -> onEnd());
     parser.exceptionHandler(this::onError);
@@ -82,6 +90,9 @@ public final class Connection {
       closeIfDone();
     } else {
       unreleased.add(answer);
+      if (unreleased.size() >= maxInFlight) {
+        stopReading(TOO_MANY_IN_FLIGHT);
+      }
       answer.onComplete(ar -> releaseAnswered());
     }
   }
@@ -92,6 +103,9 @@ public final class Connection {
     while ((head = unreleased.peek()) != null && head.isComplete()) {
       unreleased.poll();
       release(head);
+    }
+    if (unreleased.size() < maxInFlight) {
+      startReading(TOO_MANY_IN_FLIGHT);
     }
     closeIfDone();
   }
@@ -114,20 +128,23 @@ public final class Connection {
     socket.write(Frames.header(payload.length()));
     socket.write(payload);
     if (socket.writeQueueFull()) {
-      stopReading();
+      stopReading(WRITE_QUEUE_FULL);
     }
   }
 
-  private void stopReading() {
-    if (!readingStopped) {
-      readingStopped = true;
+  private void stopReading(int reason) {
+    if (readingStoppedFor == 0) {
       parser.pause();
     }
+    readingStoppedFor |= reason;
   }
 
-  private void startReading() {
-    if (readingStopped && closeReason == null) {
-      readingStopped = false;
+  private void startReading(int reason) {
+    if ((readingStoppedFor & reason) == 0) {
+      return;
+    }
+    readingStoppedFor &= ~reason;
+    if (readingStoppedFor == 0 && closeReason == null) {
       parser.resume();
     }
   }

@@ -1,0 +1,123 @@
+package io.frameecho.server;
+
+import io.vertx.core.json.JsonObject;
+
+import java.util.Map;
+
+/**
+ * The {@code "handler"} section of the configuration: which application answers request frames.
+ * <ul>
+ *   <li>{@code "echo"} (default): the response is the request, at once;</li>
+ *   <li>{@code "eventbus"}: each request payload goes as a request message (a {@code Buffer} body) to
+ *   {@code address}, anywhere in the cluster, and the reply's body is the response payload.</li>
+ * </ul>
+ * {@code maxInFlight} bounds the answers one connection may await at once; at the limit the connection
+ * stops reading until answers come back. {@code timeoutMs} is how long an event-bus reply may take.
+ */
+public class HandlerOptions {
+
+  public static final String ECHO = "echo";
+  public static final String EVENT_BUS = "eventbus";
+
+  public static final String DEFAULT_TYPE = ECHO;
+  public static final String DEFAULT_ADDRESS = "frame-echo.requests";
+  public static final long DEFAULT_TIMEOUT_MS = 10_000;
+  public static final int DEFAULT_MAX_IN_FLIGHT = 128;
+
+  private String type = DEFAULT_TYPE;
+  private String address = DEFAULT_ADDRESS;
+  private long timeoutMs = DEFAULT_TIMEOUT_MS;
+  private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+
+  public HandlerOptions() {
+  }
+
+  public HandlerOptions(HandlerOptions other) {
+    this.type = other.type;
+    this.address = other.address;
+    this.timeoutMs = other.timeoutMs;
+    this.maxInFlight = other.maxInFlight;
+  }
+
+  /**
+   * @throws IllegalArgumentException naming the key ({@code handler.…}) on an unknown key or a bad value
+   */
+  public HandlerOptions(JsonObject json) {
+    for (Map.Entry<String, Object> entry : json) {
+      String key = "handler." + entry.getKey();
+      Object value = entry.getValue();
+      switch (entry.getKey()) {
+        case "type":
+          setType(ConfigValues.string(key, value));
+          break;
+        case "address":
+          setAddress(ConfigValues.string(key, value));
+          break;
+        case "timeoutMs":
+          setTimeoutMs(ConfigValues.integer(key, value));
+          break;
+        case "maxInFlight":
+          setMaxInFlight(ConfigValues.integer(key, value));
+          break;
+        default:
+          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: "
+            + "handler.type, handler.address, handler.timeoutMs, handler.maxInFlight");
+      }
+    }
+  }
+
+  public JsonObject toJson() {
+    return new JsonObject().put("type", type).put("address", address).put("timeoutMs", timeoutMs).put("maxInFlight", maxInFlight);
+  }
+
+  public String getType() {
+    return type;
+  }
+
+  public HandlerOptions setType(String type) {
+    if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
+      throw new IllegalArgumentException("handler.type: \"" + type + "\" is not one of \"echo\", \"eventbus\"");
+    }
+    this.type = type;
+    return this;
+  }
+
+  public String getAddress() {
+    return address;
+  }
+
+  /** The event-bus address requests are sent to (type {@code eventbus}). */
+  public HandlerOptions setAddress(String address) {
+    if (address == null || address.isBlank()) {
+      throw new IllegalArgumentException("handler.address: must be a non-empty event-bus address");
+    }
+    this.address = address;
+    return this;
+  }
+
+  public long getTimeoutMs() {
+    return timeoutMs;
+  }
+
+  /** How long an event-bus reply may take before the connection is closed. */
+  public HandlerOptions setTimeoutMs(long timeoutMs) {
+    if (timeoutMs <= 0) {
+      throw new IllegalArgumentException("handler.timeoutMs: " + timeoutMs + " must be positive");
+    }
+    this.timeoutMs = timeoutMs;
+    return this;
+  }
+
+  public int getMaxInFlight() {
+    return maxInFlight;
+  }
+
+  /** The most answers one connection may await at once before it stops reading. */
+  public HandlerOptions setMaxInFlight(int maxInFlight) {
+    if (maxInFlight <= 0) {
+      throw new IllegalArgumentException("handler.maxInFlight: " + maxInFlight + " must be positive");
+    }
+    this.maxInFlight = maxInFlight;
+    return this;
+  }
+}

@@ -5,6 +5,8 @@ import io.frameecho.protocol.Frames;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.PemTrustOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -33,6 +35,15 @@ final class ClientCommand implements Callable<Integer> {
 
   @Option(names = "--timeout", defaultValue = "60", description = "seconds to wait for all responses (default: ${DEFAULT-VALUE})")
   int timeoutSeconds;
+
+  @Option(names = "--tls", description = "connect with TLS")
+  boolean tls;
+
+  @Option(names = "--trust", paramLabel = "CERT.pem", description = "with --tls: trust this PEM certificate (or CA) instead of the JVM's defaults")
+  String trust;
+
+  @Option(names = "--no-verify-host", description = "with --tls: do not check that the certificate names the host (for a self-signed certificate)")
+  boolean noVerifyHost;
 
   @Parameters(paramLabel = "MESSAGE", arity = "0..*", description = "messages to send, one frame each")
   List<String> messages = new ArrayList<>();
@@ -72,7 +83,7 @@ final class ClientCommand implements Callable<Integer> {
     }
     Vertx vertx = Vertx.vertx();
     try {
-      List<Buffer> responses = FrameClient.connect(vertx, host, port)
+      List<Buffer> responses = FrameClient.connect(vertx, netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE)
         .compose(client -> {
           List<Future<Buffer>> answers = new ArrayList<>();
           for (Buffer r : requests) {
@@ -97,6 +108,17 @@ final class ClientCommand implements Callable<Integer> {
     } finally {
       vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
     }
+  }
+
+  private NetClientOptions netClientOptions() {
+    NetClientOptions options = new NetClientOptions().setTcpNoDelay(true);
+    if (tls) {
+      options.setSsl(true).setHostnameVerificationAlgorithm(noVerifyHost ? "" : "HTTPS");
+      if (trust != null) {
+        options.setTrustOptions(new PemTrustOptions().addCertPath(trust));
+      }
+    }
+    return options;
   }
 
   /** The book's {@code read_res} line: {@code len:N data:<first 100 bytes>}. */

@@ -47,10 +47,18 @@ public final class FrameClient {
 
   /** Connects; requests and responses longer than {@code maxFrameSize} bytes are refused. */
   public static Future<FrameClient> connect(Vertx vertx, String host, int port, int maxFrameSize) {
+    return connect(vertx, new NetClientOptions().setTcpNoDelay(true), host, port, maxFrameSize);
+  }
+
+  /**
+   * Connects with Vert.x's own client options: TLS ({@code setSsl(true)} and trust options), timeouts,
+   * proxies and so on.
+   */
+  public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, String host, int port, int maxFrameSize) {
     if (maxFrameSize <= 0) {
       return Future.failedFuture(new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize));
     }
-    NetClient netClient = vertx.createNetClient(new NetClientOptions().setTcpNoDelay(true));
+    NetClient netClient = vertx.createNetClient(netOptions);
     return netClient
       .connect(port, host)
       .<FrameClient>map(socket -> {
@@ -62,9 +70,17 @@ public final class FrameClient {
   }
 
   private void start() {
-    FrameParser parser = FrameParser.reading(socket, maxFrameSize);
-    parser.frameHandler(this::onResponse);
-    parser.exceptionHandler(err -> fail(new FrameClientException("connection failed: " + err.getMessage(), err)));
+    FrameParser.reading(socket, maxFrameSize, new FrameParser.Listener() {
+      @Override
+      public void frame(Buffer payload) {
+        onResponse(payload);
+      }
+
+      @Override
+      public void failed(Throwable error) {
+        fail(new FrameClientException("connection failed: " + error.getMessage(), error));
+      }
+    });
     socket.closeHandler(v -> fail(new FrameClientException("connection closed by the server")));
   }
 

@@ -52,6 +52,20 @@ final class ConfigValues {
     throw wrongType(key, "an integer", value);
   }
 
+  /** An integral JSON number that fits a {@code long}. */
+  static long longInteger(String key, Object value) {
+    if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+      return ((Number) value).longValue();
+    }
+    if (value instanceof Number) {
+      double d = ((Number) value).doubleValue();
+      if (d == Math.rint(d) && Math.abs(d) < 9.0e18) {
+        return (long) d;
+      }
+    }
+    throw wrongType(key, "an integer", value);
+  }
+
   private static IllegalArgumentException wrongType(String key, String expected, Object value) {
     String actual = value == null ? "null" : value instanceof String ? "the string \"" + value + "\"" : String.valueOf(value);
     return new IllegalArgumentException(key + ": expected " + expected + " but got " + actual);

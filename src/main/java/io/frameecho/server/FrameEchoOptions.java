@@ -21,7 +21,26 @@ public class FrameEchoOptions {
   /** High-water mark of a connection's write queue, in bytes: the book's {@code Conn::outgoing}, bounded. */
   public static final int DEFAULT_WRITE_QUEUE_MAX_SIZE = 64 * 1024;
 
+  /** Connections per server process (all instances together); 0 = no limit. */
+  public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+  /** Connections per client address; 0 = no limit (clients behind one NAT or proxy share an address). */
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_IP = 0;
+  /** 0 = automatic: a quarter of the JVM's maximum heap. */
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
+  /** Off, like Redis's {@code timeout 0}: pooled client connections are normally idle for long. */
+  public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
+  /** A started frame must be complete within this: the defence against clients that trickle bytes. */
+  public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
+  /** A connection whose responses go unread this long is closed. */
+  public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
+  /** How long a graceful shutdown lets connections finish before it cuts them. */
+  public static final long DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
+  private static final java.util.List<String> KEYS = java.util.List.of("host", "port", "maxFrameSize", "writeQueueMaxSize",
+    "handler", "maxConnections", "maxConnectionsPerIp", "maxBufferedBytes", "idleTimeoutMs", "frameTimeoutMs",
+    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions");
+
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
 
@@ -30,6 +49,15 @@ public class FrameEchoOptions {
   private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   private int writeQueueMaxSize = DEFAULT_WRITE_QUEUE_MAX_SIZE;
   private HandlerOptions handler = new HandlerOptions();
+  private int maxConnections = DEFAULT_MAX_CONNECTIONS;
+  private int maxConnectionsPerIp = DEFAULT_MAX_CONNECTIONS_PER_IP;
+  private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+  private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
+  private long frameTimeoutMs = DEFAULT_FRAME_TIMEOUT_MS;
+  private long writeStallTimeoutMs = DEFAULT_WRITE_STALL_TIMEOUT_MS;
+  private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  private TlsOptions tls;
+  private JsonObject netServerOptions = new JsonObject();
 
   public FrameEchoOptions() {
   }
@@ -40,6 +68,15 @@ public class FrameEchoOptions {
     this.maxFrameSize = other.maxFrameSize;
     this.writeQueueMaxSize = other.writeQueueMaxSize;
     this.handler = new HandlerOptions(other.handler);
+    this.maxConnections = other.maxConnections;
+    this.maxConnectionsPerIp = other.maxConnectionsPerIp;
+    this.maxBufferedBytes = other.maxBufferedBytes;
+    this.idleTimeoutMs = other.idleTimeoutMs;
+    this.frameTimeoutMs = other.frameTimeoutMs;
+    this.writeStallTimeoutMs = other.writeStallTimeoutMs;
+    this.shutdownTimeoutMs = other.shutdownTimeoutMs;
+    this.tls = other.tls == null ? null : new TlsOptions(other.tls);
+    this.netServerOptions = other.netServerOptions.copy();
   }
 
   /**
@@ -67,9 +104,35 @@ public class FrameEchoOptions {
         case "handler":
           setHandler(new HandlerOptions(ConfigValues.object(key, value)));
           break;
+        case "maxConnections":
+          setMaxConnections(ConfigValues.integer(key, value));
+          break;
+        case "maxConnectionsPerIp":
+          setMaxConnectionsPerIp(ConfigValues.integer(key, value));
+          break;
+        case "maxBufferedBytes":
+          setMaxBufferedBytes(ConfigValues.longInteger(key, value));
+          break;
+        case "idleTimeoutMs":
+          setIdleTimeoutMs(ConfigValues.longInteger(key, value));
+          break;
+        case "frameTimeoutMs":
+          setFrameTimeoutMs(ConfigValues.longInteger(key, value));
+          break;
+        case "writeStallTimeoutMs":
+          setWriteStallTimeoutMs(ConfigValues.longInteger(key, value));
+          break;
+        case "shutdownTimeoutMs":
+          setShutdownTimeoutMs(ConfigValues.longInteger(key, value));
+          break;
+        case "tls":
+          setTls(value == null ? null : new TlsOptions(ConfigValues.object(key, value)));
+          break;
+        case "netServerOptions":
+          setNetServerOptions(ConfigValues.object(key, value));
+          break;
         default:
-          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: "
-            + "host, port, maxFrameSize, writeQueueMaxSize, handler");
+          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: " + String.join(", ", KEYS));
       }
     }
   }
@@ -80,7 +143,16 @@ public class FrameEchoOptions {
       .put("port", port)
       .put("maxFrameSize", maxFrameSize)
       .put("writeQueueMaxSize", writeQueueMaxSize)
-      .put("handler", handler.toJson());
+      .put("handler", handler.toJson())
+      .put("maxConnections", maxConnections)
+      .put("maxConnectionsPerIp", maxConnectionsPerIp)
+      .put("maxBufferedBytes", maxBufferedBytes)
+      .put("idleTimeoutMs", idleTimeoutMs)
+      .put("frameTimeoutMs", frameTimeoutMs)
+      .put("writeStallTimeoutMs", writeStallTimeoutMs)
+      .put("shutdownTimeoutMs", shutdownTimeoutMs)
+      .put("tls", tls == null ? null : tls.toJson())
+      .put("netServerOptions", netServerOptions.copy());
   }
 
   public String getHost() {
@@ -150,6 +222,149 @@ public class FrameEchoOptions {
   public FrameEchoOptions setHandler(HandlerOptions handler) {
     this.handler = java.util.Objects.requireNonNull(handler, "handler");
     return this;
+  }
+
+  public int getMaxConnections() {
+    return maxConnections;
+  }
+
+  /** Connections this process serves at once, over all instances; more are accepted and closed at once. 0 = no limit. */
+  public FrameEchoOptions setMaxConnections(int maxConnections) {
+    this.maxConnections = nonNegative("maxConnections", maxConnections);
+    return this;
+  }
+
+  public int getMaxConnectionsPerIp() {
+    return maxConnectionsPerIp;
+  }
+
+  /** Connections one client address may hold at once. 0 = no limit. */
+  public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
+    this.maxConnectionsPerIp = nonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
+    return this;
+  }
+
+  public long getMaxBufferedBytes() {
+    return maxBufferedBytes;
+  }
+
+  /**
+   * Bytes the whole process may hold in frames being read and responses being written; at the budget,
+   * connections stop reading until memory frees. 0 = automatic (a quarter of the JVM's maximum heap).
+   */
+  public FrameEchoOptions setMaxBufferedBytes(long maxBufferedBytes) {
+    if (maxBufferedBytes < 0) {
+      throw new IllegalArgumentException("maxBufferedBytes: " + maxBufferedBytes + " cannot be negative (0 means automatic)");
+    }
+    this.maxBufferedBytes = maxBufferedBytes;
+    return this;
+  }
+
+  /** {@link #getMaxBufferedBytes()} with the automatic value worked out. */
+  public long effectiveMaxBufferedBytes() {
+    return maxBufferedBytes > 0 ? maxBufferedBytes : Runtime.getRuntime().maxMemory() / 4;
+  }
+
+  public long getIdleTimeoutMs() {
+    return idleTimeoutMs;
+  }
+
+  /** A connection with no complete request for this long is closed. 0 = off. */
+  public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
+    this.idleTimeoutMs = nonNegative("idleTimeoutMs", idleTimeoutMs);
+    return this;
+  }
+
+  public long getFrameTimeoutMs() {
+    return frameTimeoutMs;
+  }
+
+  /** A frame whose first byte has arrived must be complete within this, or the connection is closed. 0 = off. */
+  public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
+    this.frameTimeoutMs = nonNegative("frameTimeoutMs", frameTimeoutMs);
+    return this;
+  }
+
+  public long getWriteStallTimeoutMs() {
+    return writeStallTimeoutMs;
+  }
+
+  /**
+   * A connection whose write queue stays full this long (a client that sends but does not read) is closed;
+   * so is one whose close cannot flush for this long. 0 = off.
+   */
+  public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
+    this.writeStallTimeoutMs = nonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
+    return this;
+  }
+
+  public long getShutdownTimeoutMs() {
+    return shutdownTimeoutMs;
+  }
+
+  /** On shutdown, how long connections may finish answering what they received before they are cut. */
+  public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
+    this.shutdownTimeoutMs = nonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
+    return this;
+  }
+
+  public TlsOptions getTls() {
+    return tls;
+  }
+
+  /** Serve TLS with these PEM files; null for plain TCP. */
+  public FrameEchoOptions setTls(TlsOptions tls) {
+    this.tls = tls;
+    return this;
+  }
+
+  public JsonObject getNetServerOptions() {
+    return netServerOptions;
+  }
+
+  /**
+   * Vert.x {@code NetServerOptions} as JSON (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic
+   * shaping, ...), applied before frame-echo's own settings. {@code host} and {@code port} belong at the top
+   * level and are refused here, as are names Vert.x does not know.
+   */
+  public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
+    for (String name : netServerOptions.fieldNames()) {
+      if (name.equals("host") || name.equals("port")) {
+        throw new IllegalArgumentException("netServerOptions." + name + ": set it with the top-level key '" + name + "'");
+      }
+      if (!NET_SERVER_OPTION_NAMES.contains(name)) {
+        throw new IllegalArgumentException("netServerOptions." + name + ": not an option of Vert.x's NetServerOptions");
+      }
+    }
+    this.netServerOptions = netServerOptions.copy();
+    return this;
+  }
+
+  /** Property names NetServerOptions accepts in JSON: those it has a setter for. */
+  private static final java.util.Set<String> NET_SERVER_OPTION_NAMES = netServerOptionNames();
+
+  private static java.util.Set<String> netServerOptionNames() {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (java.lang.reflect.Method m : io.vertx.core.net.NetServerOptions.class.getMethods()) {
+      if (m.getName().startsWith("set") && m.getName().length() > 3 && m.getParameterCount() == 1) {
+        names.add(Character.toLowerCase(m.getName().charAt(3)) + m.getName().substring(4));
+      }
+    }
+    return java.util.Collections.unmodifiableSet(names);
+  }
+
+  private static int nonNegative(String key, int value) {
+    if (value < 0) {
+      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
+    }
+    return value;
+  }
+
+  private static long nonNegative(String key, long value) {
+    if (value < 0) {
+      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
+    }
+    return value;
   }
 
   @Override

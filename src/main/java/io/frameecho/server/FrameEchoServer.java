@@ -1,18 +1,28 @@
 package io.frameecho.server;
 
 import io.frameecho.server.impl.Connection;
+import io.frameecho.server.impl.ConnectionLimits;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
- * A frame-echo server: accepts TCP connections and answers each request frame through a
+ * A frame-echo server: accepts TCP (or TLS) connections and answers each request frame through a
  * {@link RequestHandler} ({@link EchoHandler} unless told otherwise).
  * <pre>{@code
  * FrameEchoServer.create(vertx, new FrameEchoOptions().setPort(0))
@@ -29,12 +39,22 @@ public final class FrameEchoServer {
 
   private final Vertx vertx;
   private final FrameEchoOptions options;
+  private final ConnectionLimits limits;
   private RequestHandler requestHandler = new EchoHandler();
   private NetServer netServer;
+  /** Open connections of this server instance; touched on its event loop only. */
+  private final Set<Connection> connections = new HashSet<>();
+  private Future<Void> shutdown;
+  private final Promise<Void> allClosed = Promise.promise();
+  private int drained;
+  private int cut;
 
   private FrameEchoServer(Vertx vertx, FrameEchoOptions options) {
     this.vertx = vertx;
     this.options = new FrameEchoOptions(options);
+    // One set of counts and one buffer budget per process: every instance in this Vert.x shares them.
+    this.limits = ConnectionLimits.shared(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+      options.effectiveMaxBufferedBytes());
   }
 
   public static FrameEchoServer create(Vertx vertx, FrameEchoOptions options) {
@@ -47,34 +67,88 @@ public final class FrameEchoServer {
     return this;
   }
 
-  /** Binds the port and starts accepting; the future fails if the port cannot be bound. */
+  /** Binds the port and starts accepting; the future fails if the port cannot be bound or TLS files are missing. */
   public Future<FrameEchoServer> listen() {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
-    NetServerOptions netOptions = new NetServerOptions()
-      .setHost(options.getHost())
-      .setPort(options.getPort());
+    NetServerOptions netOptions;
+    try {
+      netOptions = netServerOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().map(s -> {
-      log.info("frame-echo listening on {}:{} (maxFrameSize={} bytes, writeQueueMaxSize={} bytes, handler={})",
-        options.getHost(), s.actualPort(), options.getMaxFrameSize(), options.getWriteQueueMaxSize(), describeHandler());
+      log.info("frame-echo listening on {}:{}{} (maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+          + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
+          + "shutdownTimeoutMs={})",
+        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", options.getMaxFrameSize(),
+        options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+        limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
+        options.getShutdownTimeoutMs());
       return this;
     });
   }
 
+  /** Vert.x's options from {@code netServerOptions}, then ours on top. */
+  private NetServerOptions netServerOptions() {
+    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+      .setHost(options.getHost())
+      .setPort(options.getPort());
+    TlsOptions tls = options.getTls();
+    if (tls != null) {
+      requireReadable("tls.certPath", tls.getCertPath());
+      requireReadable("tls.keyPath", tls.getKeyPath());
+      netOptions.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
+    }
+    return netOptions;
+  }
+
+  private static void requireReadable(String key, String path) {
+    if (!Files.isReadable(Path.of(path))) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + key + ": cannot read the file " + path);
+    }
+  }
+
   private String describeHandler() {
     HandlerOptions h = options.getHandler();
-    if (HandlerOptions.EVENT_BUS.equals(h.getType()) && requestHandler instanceof EventBusHandler) {
+    if (requestHandler instanceof EventBusHandler) {
       return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
     }
     return requestHandler instanceof EchoHandler ? "echo" : requestHandler.getClass().getName();
   }
 
-  /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}. */
+  /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit. */
   private void accept(NetSocket socket) {
+    String ip = clientAddress(socket);
+    if (shutdown != null || limits.tryAcquire(ip) != null) {
+      // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
+      socket.close();
+      return;
+    }
     socket.setWriteQueueMaxSize(options.getWriteQueueMaxSize());
-    new Connection(socket, requestHandler, options.getMaxFrameSize(), options.getHandler().getMaxInFlight()).start();
+    Connection connection = new Connection(socket, vertx, requestHandler, options, limits.budget(), closed -> {
+      limits.release(ip);
+      connections.remove(closed);
+      if (shutdown != null) {
+        if (closed.wasCut()) {
+          cut++;
+        } else {
+          drained++;
+        }
+        if (connections.isEmpty()) {
+          allClosed.tryComplete();
+        }
+      }
+    });
+    connections.add(connection);
+    connection.start();
+  }
+
+  private static String clientAddress(NetSocket socket) {
+    SocketAddress remote = socket.remoteAddress();
+    return remote == null ? "unknown" : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
   }
 
   /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded. */
@@ -82,8 +156,42 @@ public final class FrameEchoServer {
     return netServer == null ? 0 : netServer.actualPort();
   }
 
-  /** Stops accepting and closes every connection. */
+  /**
+   * Graceful shutdown: stops accepting, lets every connection answer the frames it has received and flush
+   * them, and after {@code shutdownTimeoutMs} cuts what remains. Logs how many were drained and cut.
+   */
+  public Future<Void> shutdown() {
+    if (netServer == null) {
+      return Future.succeededFuture();
+    }
+    if (shutdown != null) {
+      return shutdown;
+    }
+    shutdown = allClosed.future().map(v -> {
+      if (drained + cut > 0) {
+        log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
+      }
+      return null;
+    });
+    if (connections.isEmpty()) {
+      allClosed.tryComplete();
+    }
+    long timeout = options.getShutdownTimeoutMs();
+    // Vert.x's own forced close still flushes first, which a client that does not read can block: at the
+    // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
+    long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
+    allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
+    netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+    return shutdown;
+  }
+
+  /** Stops accepting and closes every connection at once. */
   public Future<Void> close() {
     return netServer == null ? Future.succeededFuture() : netServer.close();
+  }
+
+  /** Connections open on this server instance. */
+  public int openConnections() {
+    return connections.size();
   }
 }

@@ -50,9 +50,10 @@ public class FrameEchoVerticle extends VerticleBase {
       : new EchoHandler();
   }
 
+  /** Undeploy (and SIGTERM, through the launcher) shuts the server down gracefully. */
   @Override
   public Future<?> stop() {
-    return server == null ? Future.succeededFuture() : server.close();
+    return server == null ? Future.succeededFuture() : server.shutdown();
   }
 
   /** The port this instance bound, once deployed; 0 before. */

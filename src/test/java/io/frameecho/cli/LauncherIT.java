@@ -117,7 +117,7 @@ class LauncherIT {
         assertNotNull(line);
         assertNotEquals("<eof>", line);
       } while (!line.contains("frame-echo listening"));
-      assertTrue(line.contains("writeQueueMaxSize=4096 bytes"), line);
+      assertTrue(line.contains("writeQueueMaxSize=4096,"), line);
     } finally {
       Files.deleteIfExists(conf);
     }

@@ -16,9 +16,32 @@ class FrameParserTest {
 
   private final List<Buffer> frames = new ArrayList<>();
   private final List<Throwable> errors = new ArrayList<>();
+  private final List<Integer> announced = new ArrayList<>();
+  private int started;
+  private java.util.function.Consumer<Buffer> onFrame = frames::add;
 
   private FrameParser parser(int maxFrameSize) {
-    return FrameParser.standalone(maxFrameSize).frameHandler(frames::add).exceptionHandler(errors::add);
+    return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
+      @Override
+      public void frame(Buffer payload) {
+        onFrame.accept(payload);
+      }
+
+      @Override
+      public void failed(Throwable error) {
+        errors.add(error);
+      }
+
+      @Override
+      public void frameStarted() {
+        started++;
+      }
+
+      @Override
+      public void bodyAnnounced(int length) {
+        announced.add(length);
+      }
+    });
   }
 
   private static Buffer frame(String payload) {
@@ -117,11 +140,13 @@ class FrameParserTest {
 
   @Test
   void pauseHoldsBufferedFramesUntilResume() {
-    FrameParser p = parser(100);
-    p.frameHandler(f -> {
+    FrameParser[] holder = new FrameParser[1];
+    onFrame = f -> {
       frames.add(f);
-      p.pause();
-    });
+      holder[0].pause();
+    };
+    FrameParser p = parser(100);
+    holder[0] = p;
     p.handle(Buffer.buffer().appendBuffer(frame("a")).appendBuffer(frame("b")).appendBuffer(frame("c")));
     assertEquals(1, frames.size());
     p.resume();
@@ -140,5 +165,39 @@ class FrameParserTest {
     p.handle(Buffer.buffer("yzzz"));
     assertTrue(p.atFrameBoundary());
     assertEquals(List.of(Buffer.buffer("xyzzz")), frames);
+  }
+
+  @Test
+  void frameStartsAreReportedOncePerFrameAndBodiesAnnouncedBeforeTheyArrive() {
+    FrameParser p = parser(100);
+    p.handle(Buffer.buffer(new byte[] {2}));
+    assertEquals(1, started, "one header byte starts a frame");
+    p.handle(Buffer.buffer(new byte[] {0, 0}));
+    assertEquals(1, started, "more bytes of the same frame do not start another");
+    p.handle(Buffer.buffer(new byte[] {0}));
+    assertEquals(List.of(2), announced, "the body's length is known before its bytes");
+    // The rest of this frame, a whole empty frame, and the start of a third, in one read.
+    p.handle(Buffer.buffer(new byte[] {'a', 'b', 0, 0, 0, 0, 7}));
+    assertEquals(2, started);
+    assertEquals(List.of(Buffer.buffer("ab"), Buffer.buffer()), frames);
+    assertEquals(1, p.bufferedBytes());
+    // Exactly the rest of the third frame: nothing new starts.
+    p.handle(Buffer.buffer(new byte[] {0, 0, 0, 1, 2, 3, 4, 5, 6, 7}));
+    assertEquals(2, started);
+    assertTrue(p.atFrameBoundary());
+    assertEquals(0, p.bufferedBytes());
+  }
+
+  @Test
+  void bufferedBytesCountWholeFramesHeldWhilePaused() {
+    FrameParser p = parser(100);
+    p.pause();
+    p.handle(frame("abc"));
+    assertTrue(frames.isEmpty());
+    assertEquals(7, p.bufferedBytes());
+    assertFalse(p.atFrameBoundary());
+    p.resume();
+    assertEquals(List.of(Buffer.buffer("abc")), frames);
+    assertTrue(p.atFrameBoundary());
   }
 }

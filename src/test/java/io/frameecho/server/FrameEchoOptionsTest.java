@@ -70,6 +70,31 @@ class FrameEchoOptionsTest {
   }
 
   @Test
+  void limitsAndTimeoutsAreValidated() {
+    assertTrue(error(new JsonObject().put("maxConnections", -1)).startsWith("maxConnections: -1 cannot be negative (0 turns it off)"));
+    assertTrue(error(new JsonObject().put("frameTimeoutMs", -5)).startsWith("frameTimeoutMs: -5 cannot be negative"));
+    assertTrue(error(new JsonObject().put("idleTimeoutMs", "1s")).startsWith("idleTimeoutMs: expected an integer"));
+    assertTrue(error(new JsonObject().put("maxBufferedBytes", -1)).startsWith("maxBufferedBytes: -1 cannot be negative (0 means automatic)"));
+    assertEquals(6L << 30, new FrameEchoOptions(new JsonObject().put("maxBufferedBytes", 6L << 30)).effectiveMaxBufferedBytes());
+    assertEquals(Runtime.getRuntime().maxMemory() / 4, new FrameEchoOptions().effectiveMaxBufferedBytes());
+  }
+
+  @Test
+  void tlsNeedsBothPaths() {
+    assertTrue(error(new JsonObject().put("tls", new JsonObject().put("certPath", "c.pem"))).startsWith("tls: both tls.certPath and tls.keyPath"));
+    assertTrue(error(new JsonObject().put("tls", new JsonObject().put("password", "x"))).startsWith("unknown configuration key 'tls.password'"));
+    assertEquals(null, new FrameEchoOptions(new JsonObject().putNull("tls")).getTls());
+  }
+
+  @Test
+  void netServerOptionsPassThroughButNotHostPortOrUnknownNames() {
+    JsonObject net = new JsonObject().put("tcpKeepAlive", true).put("acceptBacklog", 4096).put("reusePort", true);
+    assertEquals(net, new FrameEchoOptions(new JsonObject().put("netServerOptions", net)).getNetServerOptions());
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("port", 1))).startsWith("netServerOptions.port: set it with the top-level key 'port'"));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("tcpKeepAlives", true))).startsWith("netServerOptions.tcpKeepAlives: not an option"));
+  }
+
+  @Test
   void unknownKeyIsRefused() {
     assertTrue(error(new JsonObject().put("maxFrameSise", 10)).startsWith("unknown configuration key 'maxFrameSise'"));
   }

@@ -25,6 +25,11 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
   private record Watch(Level level, String fragment, Promise<String> promise) {
   }
 
+  private record CountWatch(Level level, String fragment, long count, Promise<Void> promise) {
+  }
+
+  private final List<CountWatch> countWatches = new ArrayList<>();
+
   private LogCapture(Class<?> source) {
     logger = (Logger) LoggerFactory.getLogger(source);
     previousLevel = logger.getLevel();
@@ -43,6 +48,21 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
   protected synchronized void append(ILoggingEvent event) {
     events.add(event);
     watches.removeIf(w -> matches(event, w) && w.promise.tryComplete(event.getFormattedMessage()));
+    countWatches.removeIf(w -> countNow(w.level, w.fragment) >= w.count && w.promise.tryComplete());
+  }
+
+  /** Completes once {@code count} messages at {@code level} containing {@code fragment} have been seen. */
+  public synchronized Future<Void> awaitCount(Level level, String fragment, long count) {
+    if (countNow(level, fragment) >= count) {
+      return Future.succeededFuture();
+    }
+    CountWatch w = new CountWatch(level, fragment, count, Promise.promise());
+    countWatches.add(w);
+    return w.promise.future();
+  }
+
+  private long countNow(Level level, String fragment) {
+    return events.stream().filter(e -> e.getLevel() == level && e.getFormattedMessage().contains(fragment)).count();
   }
 
   private static boolean matches(ILoggingEvent event, Watch w) {
@@ -62,7 +82,7 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
   }
 
   public synchronized long count(Level level, String fragment) {
-    return events.stream().filter(e -> e.getLevel() == level && e.getFormattedMessage().contains(fragment)).count();
+    return countNow(level, fragment);
   }
 
   @Override

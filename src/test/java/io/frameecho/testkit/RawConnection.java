@@ -31,16 +31,22 @@ public final class RawConnection {
   private RawConnection(NetClient netClient, NetSocket socket) {
     this.netClient = netClient;
     this.socket = socket;
-    this.responses = FrameParser.reading(socket, Integer.MAX_VALUE);
-    responses.frameHandler(frame -> {
-      if (frameConsumer != null) {
-        frameConsumer.handle(frame);
-        return;
+    this.responses = FrameParser.reading(socket, Integer.MAX_VALUE, new FrameParser.Listener() {
+      @Override
+      public void frame(Buffer frame) {
+        if (frameConsumer != null) {
+          frameConsumer.handle(frame);
+          return;
+        }
+        received.add(frame);
+        checkExpectation();
       }
-      received.add(frame);
-      checkExpectation();
+
+      @Override
+      public void failed(Throwable error) {
+        // the close handler reports what matters to a test
+      }
     });
-    responses.exceptionHandler(err -> { });
     socket.closeHandler(v -> {
       closed.tryComplete();
       if (expectation != null) {
@@ -83,6 +89,12 @@ public final class RawConnection {
     return chain;
   }
 
+  /** Shuts down this side's sending half (TCP FIN): the server sees the end of input and may still write. */
+  public void shutdownOutput() {
+    io.netty.channel.Channel channel = ((io.vertx.core.internal.net.NetSocketInternal) socket).channelHandlerContext().channel();
+    ((io.netty.channel.socket.DuplexChannel) channel).shutdownOutput();
+  }
+
   /** Stops reading responses: they pile up in the server's write queue and the kernel's buffers. */
   public void stopReading() {
     responses.pause();
@@ -97,6 +109,9 @@ public final class RawConnection {
     expected = n;
     expectation = Promise.promise();
     checkExpectation();
+    if (closed.future().isComplete()) {
+      expectation.tryFail("connection closed after " + received.size() + " of " + n + " responses");
+    }
     return expectation.future();
   }
 

@@ -11,7 +11,15 @@ public enum CloseReason {
   /** The request handler failed or threw; the protocol has no error frame, so the connection ends. */
   HANDLER_FAILED("handler failed"),
   /** A reset or another IO error on the socket. */
-  IO_ERROR("IO error");
+  IO_ERROR("IO error"),
+  /** No complete request for {@code idleTimeoutMs}. */
+  IDLE_TIMEOUT("idle timeout"),
+  /** A frame that had started was not complete within {@code frameTimeoutMs}. */
+  FRAME_TIMEOUT("frame timeout"),
+  /** Responses went unread for {@code writeStallTimeoutMs}. */
+  WRITE_STALL("write stall"),
+  /** The server is shutting down. */
+  SERVER_SHUTDOWN("server shutdown");
 
   private final String description;
 

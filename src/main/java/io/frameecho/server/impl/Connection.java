@@ -3,64 +3,100 @@ package io.frameecho.server.impl;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
+import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One client connection: the book's {@code Conn}, and the event-loop half of its {@code handle_read},
  * {@code handle_write} and {@code want_read}/{@code want_write}/{@code want_close}.
  * <ul>
- *   <li>{@link #onRequest} is {@code try_one_request} after parsing: it hands the payload to the
- *   application and queues the answer;</li>
- *   <li>{@link #releaseAnswered} is {@code handle_write}: it writes answers in request order to the
- *   socket's write queue, which stands in for {@code Conn::outgoing};</li>
+ *   <li>{@link #frame} is {@code try_one_request} after parsing: it hands the payload to the application
+ *   and queues the answer;</li>
+ *   <li>{@link #releaseAnswered} and {@link #writeResponse} are {@code handle_write}: answers go to the
+ *   socket's write queue, which stands in for {@code Conn::outgoing}, in request order;</li>
  *   <li>{@link #stopReading}/{@link #startReading} are {@code want_read} turning off and on: reading stops
- *   while the write queue is full (until it drains) or while {@code maxInFlight} answers are awaited,
- *   which bounds memory;</li>
- *   <li>{@link #closeAfterAnswers} is {@code want_close}.</li>
+ *   while the write queue is full, while {@code maxInFlight} answers are awaited, or while the process's
+ *   buffer budget is spent, and starts again when every reason has cleared;</li>
+ *   <li>{@link #closeAfterAnswers} is {@code want_close}; {@link #forceClose} closes without flushing,
+ *   for a peer that does not read.</li>
  * </ul>
- * Everything runs on the connection's event loop.
+ * Every limit and timeout hooks into these few decision points. Everything runs on the connection's event
+ * loop, except the budget's wake-up, which hops back onto it.
  */
-public final class Connection {
+public final class Connection implements FrameParser.Listener {
 
   private static final Logger log = LoggerFactory.getLogger(Connection.class);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
 
-  private final NetSocket socket;
-  private final FrameParser parser;
-  private final RequestHandler handler;
+  /** Reading stops while the write queue is over its high-water mark, ... */
+  private static final int WRITE_QUEUE_FULL = 1;
+  /** ... while {@code maxInFlight} answers are awaited, ... */
+  private static final int TOO_MANY_IN_FLIGHT = 2;
+  /** ... or while the process-wide buffer budget cannot hold the next frame's body. */
+  private static final int OVER_BUFFER_BUDGET = 4;
 
-  /**
-   * Answers not yet written, oldest first. Stays empty while answers complete at once (echo): a
-   * response is then written straight away.
-   */
-  private final ArrayDeque<Future<Buffer>> unreleased = new ArrayDeque<>();
+  /** An answer the application has not given yet, with the request bytes it holds in the budget. */
+  private record Awaited(Future<Buffer> answer, int requestBytes) {
+  }
+
+  private final NetSocket socket;
+  private final Vertx vertx;
+  private final RequestHandler handler;
+  private final FrameEchoOptions options;
+  private final BufferBudget budget;
+  private final Handler<Connection> closedHandler;
+  private Context context;
+  private FrameParser parser;
+
+  /** Answers not yet written, oldest first; stays empty while answers complete at once (echo). */
+  private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
   /** Why reading is paused, one bit per reason; the book's {@code want_read} is this being zero. */
   private int readingStoppedFor;
-  private final int maxInFlight;
-  /** The book's {@code want_close}, with its reason; the first reason wins. */
+  /** Budget held for the body being read, and the length of one waiting for budget. */
+  private int bodyReservation;
+  private int bodyAwaitingBudget;
+
+  /** The book's {@code want_close}, with its reason: the first reason wins. */
   private CloseReason closeReason;
-  /** The socket error behind an {@link CloseReason#IO_ERROR}, for the close line. */
   private Throwable ioError;
   private boolean closeRequested;
+  /** The client shut down its sending side (or closed): answer what it sent, then close. */
+  private boolean inputEnded;
+  /** A response could not be written: the connection was cut rather than drained. */
+  private boolean responsesLost;
+  private boolean cut;
 
-  /** Reading stops while the write queue is over its high-water mark ... */
-  private static final int WRITE_QUEUE_FULL = 1;
-  /** ... or while {@code maxInFlight} answers are awaited. */
-  private static final int TOO_MANY_IN_FLIGHT = 2;
+  private long lastRequestNanos;
+  private long frameStartedNanos;
+  private long idleTimer = -1;
+  private long frameTimer = -1;
+  private long writeTimer = -1;
 
-  public Connection(NetSocket socket, RequestHandler handler, int maxFrameSize, int maxInFlight) {
+  public Connection(NetSocket socket, Vertx vertx, RequestHandler handler, FrameEchoOptions options,
+                    BufferBudget budget, Handler<Connection> closedHandler) {
     this.socket = socket;
+    this.vertx = vertx;
     this.handler = handler;
-    this.maxInFlight = maxInFlight;
-    this.parser = FrameParser.reading(socket, maxFrameSize);
+    this.options = options;
+    this.budget = budget;
+    this.closedHandler = closedHandler;
   }
 
   /** Wires the socket's events; called once, on the event loop, when the connection is accepted. */
@@ -68,14 +104,81 @@ public final class Connection {
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", socket.remoteAddress());
     }
-    socket.drainHandler(v -> startReading(WRITE_QUEUE_FULL));
+    context = vertx.getOrCreateContext();
+    allowHalfClosure();
+    socket.drainHandler(v -> onWriteQueueDrained());
     socket.closeHandler(v -> onClosed());
-    parser.endHandler(v -> onEnd());
-    parser.exceptionHandler(this::onError);
-    parser.frameHandler(this::onRequest);
+    socket.shutdownHandler(v -> onServerShutdown());
+    parser = FrameParser.reading(socket, options.getMaxFrameSize(), this);
+    if (options.getIdleTimeoutMs() > 0) {
+      lastRequestNanos = System.nanoTime();
+      idleTimer = vertx.setTimer(options.getIdleTimeoutMs(), this::onIdleTimer);
+    }
   }
 
-  private void onRequest(Buffer payload) {
+  /**
+   * Netty closes a connection when its input ends unless half-closure is allowed; allowed, a client may
+   * send its requests, shut down its sending side, and still read every response.
+   */
+  private void allowHalfClosure() {
+    if (socket instanceof NetSocketInternal internal) {
+      ChannelHandlerContext chctx = internal.channelHandlerContext();
+      chctx.channel().config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+      chctx.pipeline().addBefore("handler", "frame-echo-input-shutdown", new ChannelInboundHandlerAdapter() {
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+          if (evt instanceof ChannelInputShutdownEvent) {
+            context.runOnContext(v -> onInputEnded());
+          }
+          super.userEventTriggered(ctx, evt);
+        }
+      });
+    }
+  }
+
+  // ---- reading: the parser's events ----
+
+  @Override
+  public void frameStarted() {
+    if (options.getFrameTimeoutMs() > 0) {
+      frameStartedNanos = System.nanoTime();
+      if (frameTimer < 0) {
+        frameTimer = vertx.setTimer(options.getFrameTimeoutMs(), this::onFrameTimer);
+      }
+    }
+  }
+
+  @Override
+  public void bodyAnnounced(int length) {
+    if (budget.tryReserve(length)) {
+      bodyReservation = length;
+    } else {
+      bodyAwaitingBudget = length;
+      stopReading(OVER_BUFFER_BUDGET);
+      budget.whenReleased(() -> context.runOnContext(v -> retryBudget()));
+    }
+  }
+
+  private void retryBudget() {
+    if (bodyAwaitingBudget == 0 || closeReason != null) {
+      return;
+    }
+    if (budget.tryReserve(bodyAwaitingBudget)) {
+      bodyReservation = bodyAwaitingBudget;
+      bodyAwaitingBudget = 0;
+      startReading(OVER_BUFFER_BUDGET);
+    } else {
+      budget.whenReleased(() -> context.runOnContext(v -> retryBudget()));
+    }
+  }
+
+  @Override
+  public void frame(Buffer payload) {
+    int requestBytes = bodyReservation;
+    bodyReservation = 0;
+    if (options.getIdleTimeoutMs() > 0) {
+      lastRequestNanos = System.nanoTime();
+    }
     if (log.isTraceEnabled()) {
       log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), payload.length(), preview(payload));
     }
@@ -85,37 +188,78 @@ public final class Connection {
     } catch (RuntimeException e) {
       answer = Future.failedFuture(e);
     }
-    if (unreleased.isEmpty() && answer.isComplete()) {
-      release(answer);
+    if (awaited.isEmpty() && answer.isComplete()) {
+      release(answer, requestBytes);
       closeIfDone();
     } else {
-      unreleased.add(answer);
-      if (unreleased.size() >= maxInFlight) {
+      awaited.add(new Awaited(answer, requestBytes));
+      if (awaited.size() >= options.getHandler().getMaxInFlight()) {
         stopReading(TOO_MANY_IN_FLIGHT);
       }
       answer.onComplete(ar -> releaseAnswered());
     }
   }
 
+  @Override
+  public void failed(Throwable error) {
+    if (error instanceof FrameTooLargeException e) {
+      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
+        socket.remoteAddress(), e.length(), e.maxFrameSize());
+      closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
+    } else {
+      if (closeReason == null) {
+        closeReason = CloseReason.IO_ERROR;
+        ioError = error;
+      }
+      forceClose();
+    }
+  }
+
+  @Override
+  public void ended() {
+    onInputEnded();
+  }
+
+  private void onInputEnded() {
+    inputEnded = true;
+    endIfInputDone();
+  }
+
+  /**
+   * After the client's input ended: once everything it sent has been read (reading is not paused, so
+   * nothing waits in the socket), the end is decided and the connection closes after its answers.
+   */
+  private void endIfInputDone() {
+    if (inputEnded && closeReason == null && readingStoppedFor == 0) {
+      closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
+    }
+  }
+
+  // ---- writing: answers in request order ----
+
   /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
   private void releaseAnswered() {
-    Future<Buffer> head;
-    while ((head = unreleased.peek()) != null && head.isComplete()) {
-      unreleased.poll();
-      release(head);
+    Awaited head;
+    while ((head = awaited.peek()) != null && head.answer.isComplete()) {
+      awaited.poll();
+      release(head.answer, head.requestBytes);
     }
-    if (unreleased.size() < maxInFlight) {
+    if (awaited.size() < options.getHandler().getMaxInFlight()) {
       startReading(TOO_MANY_IN_FLIGHT);
     }
     closeIfDone();
   }
 
-  private void release(Future<Buffer> answer) {
+  private void release(Future<Buffer> answer, int requestBytes) {
+    budget.release(requestBytes);
     if (answer.succeeded()) {
       writeResponse(answer.result());
     } else {
       // Answers queued behind a failed one are dropped: the connection ends after what came before.
-      unreleased.clear();
+      Awaited dropped;
+      while ((dropped = awaited.poll()) != null) {
+        budget.release(dropped.requestBytes);
+      }
       log.warn("{} closing: request handler failed: {}", socket.remoteAddress(), answer.cause().toString());
       closeAfterAnswers(CloseReason.HANDLER_FAILED);
     }
@@ -125,18 +269,39 @@ public final class Connection {
     if (closeRequested) {
       return;
     }
-    socket.write(Frames.header(payload.length()));
-    socket.write(payload);
+    int length = payload.length();
+    socket.write(Frames.header(length));
+    if (length > 0) {
+      budget.reserve(length);
+      socket.write(payload).onComplete(ar -> {
+        budget.release(length);
+        if (ar.failed()) {
+          responsesLost = true;
+        }
+      });
+    }
     if (socket.writeQueueFull()) {
       stopReading(WRITE_QUEUE_FULL);
     }
   }
+
+  private void onWriteQueueDrained() {
+    if (!closeRequested) {
+      cancelWriteTimer();
+    }
+    startReading(WRITE_QUEUE_FULL);
+  }
+
+  // ---- want_read ----
 
   private void stopReading(int reason) {
     if (readingStoppedFor == 0) {
       parser.pause();
     }
     readingStoppedFor |= reason;
+    if (reason == WRITE_QUEUE_FULL && writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
+      writeTimer = vertx.setTimer(options.getWriteStallTimeoutMs(), this::onWriteStall);
+    }
   }
 
   private void startReading(int reason) {
@@ -146,30 +311,75 @@ public final class Connection {
     readingStoppedFor &= ~reason;
     if (readingStoppedFor == 0 && closeReason == null) {
       parser.resume();
+      endIfInputDone();
     }
   }
 
-  private void onError(Throwable error) {
-    if (error instanceof FrameTooLargeException) {
-      FrameTooLargeException e = (FrameTooLargeException) error;
-      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
-        socket.remoteAddress(), e.length(), e.maxFrameSize());
-      closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
-    } else {
-      if (closeReason == null) {
-        closeReason = CloseReason.IO_ERROR;
-        ioError = error;
+  // ---- timeouts ----
+
+  private void onIdleTimer(long id) {
+    idleTimer = -1;
+    if (closeReason != null) {
+      return;
+    }
+    long timeout = options.getIdleTimeoutMs();
+    long idleMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastRequestNanos);
+    boolean busy = !awaited.isEmpty() || readingStoppedFor != 0 || !parser.atFrameBoundary();
+    if (busy || idleMs < timeout) {
+      idleTimer = vertx.setTimer(busy ? timeout : timeout - idleMs, this::onIdleTimer);
+      return;
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("{} closing: no request for {} ms (idleTimeoutMs)", socket.remoteAddress(), idleMs);
+    }
+    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
+  }
+
+  private void onFrameTimer(long id) {
+    frameTimer = -1;
+    if (closeReason != null || parser.atFrameBoundary()) {
+      return;
+    }
+    long timeout = options.getFrameTimeoutMs();
+    if (readingStoppedFor != 0) {
+      // Not reading is the server's choice, not the client's slowness.
+      frameTimer = vertx.setTimer(timeout, this::onFrameTimer);
+      return;
+    }
+    long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frameStartedNanos);
+    if (elapsedMs < timeout) {
+      frameTimer = vertx.setTimer(timeout - elapsedMs, this::onFrameTimer);
+      return;
+    }
+    log.info("{} closing: a frame started {} ms ago is still incomplete after {} bytes (frameTimeoutMs)",
+      socket.remoteAddress(), elapsedMs, parser.bufferedBytes());
+    closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
+  }
+
+  /** The write queue stayed full, or a close could not flush, for {@code writeStallTimeoutMs}. */
+  private void onWriteStall(long id) {
+    writeTimer = -1;
+    if (closeRequested || (readingStoppedFor & WRITE_QUEUE_FULL) != 0) {
+      log.info("{} closing: responses not read for {} ms (writeStallTimeoutMs)", socket.remoteAddress(),
+        options.getWriteStallTimeoutMs());
+      if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
+        closeReason = CloseReason.WRITE_STALL;
       }
-      closeRequested = true;
-      socket.close();
+      forceClose();
     }
   }
 
-  private void onEnd() {
-    if (closeReason == null) {
-      closeReason = parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF;
+  private void cancelWriteTimer() {
+    if (writeTimer >= 0) {
+      vertx.cancelTimer(writeTimer);
+      writeTimer = -1;
     }
-    closeIfDone();
+  }
+
+  // ---- want_close ----
+
+  private void onServerShutdown() {
+    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
   }
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
@@ -182,19 +392,51 @@ public final class Connection {
   }
 
   private void closeIfDone() {
-    if (closeReason != null && unreleased.isEmpty() && !closeRequested) {
+    if (closeReason != null && awaited.isEmpty() && !closeRequested) {
       closeRequested = true;
-      // close() flushes what is queued before it closes the channel.
+      // close() flushes what is queued first; a peer that never reads must not hold it open for ever.
+      if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
+        writeTimer = vertx.setTimer(options.getWriteStallTimeoutMs(), this::onWriteStall);
+      }
       socket.close();
     }
   }
 
+  /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
+  public void forceClose() {
+    closeRequested = true;
+    if (socket instanceof NetSocketInternal internal) {
+      internal.channelHandlerContext().close();
+    } else {
+      socket.close();
+    }
+  }
+
+  /** Cuts a connection that shutdown could not drain in time. */
+  public void cut() {
+    cut = true;
+    if (closeReason == null) {
+      closeReason = CloseReason.SERVER_SHUTDOWN;
+    }
+    forceClose();
+  }
+
   private void onClosed() {
     if (closeReason == null) {
-      // The socket closed before its end reached the parser (reading was paused).
+      // The socket closed before its end reached the parser.
       closeReason = parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF;
     }
-    unreleased.clear();
+    cut |= responsesLost || !awaited.isEmpty();
+    Awaited dropped;
+    while ((dropped = awaited.poll()) != null) {
+      budget.release(dropped.requestBytes);
+    }
+    budget.release(bodyReservation);
+    bodyReservation = 0;
+    bodyAwaitingBudget = 0;
+    cancelTimers();
+    closedHandler.handle(this);
+    // Last, so that the line means every count has been settled.
     if (log.isDebugEnabled()) {
       if (ioError == null) {
         log.debug("{} {}", socket.remoteAddress(), closeReason);
@@ -202,6 +444,25 @@ public final class Connection {
         log.debug("{} {}: {}", socket.remoteAddress(), closeReason, ioError.getMessage());
       }
     }
+  }
+
+  private void cancelTimers() {
+    for (long id : new long[] {idleTimer, frameTimer, writeTimer}) {
+      if (id >= 0) {
+        vertx.cancelTimer(id);
+      }
+    }
+    idleTimer = frameTimer = writeTimer = -1;
+  }
+
+  /** Why the connection ended; null while it is open. */
+  public CloseReason closeReason() {
+    return closeReason;
+  }
+
+  /** True when the connection ended with answers or responses it could not deliver. */
+  public boolean wasCut() {
+    return cut;
   }
 
   private static String preview(Buffer payload) {

@@ -1,0 +1,503 @@
+package io.frameecho.server;
+
+import ch.qos.logback.classic.Level;
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.impl.Connection;
+import io.frameecho.server.impl.ConnectionLimits;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.RawConnection;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.frameecho.server.FrameEchoServerTest.frames;
+import static io.frameecho.server.FrameEchoServerTest.payload;
+import static io.frameecho.server.FrameEchoServerTest.stillServing;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Clients that attack or misbehave, each against a fresh server; after every case the server still
+ * answers a fresh client, and the process-wide buffer budget is back to zero.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
+class HostileClientTest {
+
+  private LogCapture connectionLog;
+  private LogCapture limitsLog;
+  private LogCapture serverLog;
+
+  @BeforeEach
+  void captureLogs() {
+    connectionLog = LogCapture.of(Connection.class);
+    limitsLog = LogCapture.of(ConnectionLimits.class);
+    serverLog = LogCapture.of(FrameEchoServer.class);
+  }
+
+  @AfterEach
+  void releaseLogs() {
+    connectionLog.close();
+    limitsLog.close();
+    serverLog.close();
+  }
+
+  private static final class Deployed {
+    String id;
+    int port;
+  }
+
+  private static Future<Deployed> deploy(Vertx vertx, JsonObject config, RequestHandler handler) {
+    FrameEchoVerticle verticle = new FrameEchoVerticle(handler);
+    JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);
+    return vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)).map(id -> {
+      Deployed d = new Deployed();
+      d.id = id;
+      d.port = verticle.actualPort();
+      return d;
+    });
+  }
+
+  private static Future<Integer> deploy(Vertx vertx, JsonObject config) {
+    return deploy(vertx, config, new EchoHandler()).map(d -> d.port);
+  }
+
+  /** The server's last word after a case: a fresh client served, and no budget left held. */
+  private Future<Void> recovered(Vertx vertx, int port) {
+    return stillServing(vertx, port).compose(v -> budgetBackToZero(vertx, 200));
+  }
+
+  /** The last response's bytes are released when its write completes, a moment after the client has it. */
+  private static Future<Void> budgetBackToZero(Vertx vertx, int checksLeft) {
+    long held = ConnectionLimits.find(vertx).budget().used();
+    if (held == 0) {
+      return Future.succeededFuture();
+    }
+    if (checksLeft == 0) {
+      return Future.failedFuture("budget still holds " + held + " bytes");
+    }
+    return vertx.timer(10, TimeUnit.MILLISECONDS).compose(t -> budgetBackToZero(vertx, checksLeft - 1));
+  }
+
+  @Test
+  void slowlorisConnectionsAreCutWhileANormalClientIsServed(Vertx vertx, VertxTestContext ctx) {
+    int slow = 200;
+    deploy(vertx, new JsonObject().put("frameTimeoutMs", 1000)).compose(port -> {
+      List<RawConnection> trickling = new ArrayList<>();
+      Future<Void> opened = Future.succeededFuture();
+      for (int i = 0; i < slow; i++) {
+        opened = opened.compose(v -> RawConnection.open(vertx, port).map(c -> {
+          trickling.add(c);
+          // One header byte now, another in 400 ms: trickling does not extend a frame's time.
+          c.write(Buffer.buffer(new byte[] {5}));
+          vertx.setTimer(400, t -> c.write(Buffer.buffer(new byte[] {0})));
+          return null;
+        }));
+      }
+      return opened
+        .compose(v -> stillServing(vertx, port))
+        .compose(v -> {
+          long cutAlready = trickling.stream().filter(c -> c.closed().isComplete()).count();
+          ctx.verify(() -> assertEquals(0, cutAlready, "the normal client was answered while the slow ones held on"));
+          return Future.all(trickling.stream().map(RawConnection::closed).toList());
+        })
+        .compose(v -> connectionLog.awaitCount(Level.INFO, "frameTimeoutMs", slow))
+        .compose(v -> Future.all(trickling.stream().map(RawConnection::close).toList()))
+        .compose(v -> recovered(vertx, port));
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  /** Sends one frame; completes with true if it was answered, false if the server closed the connection. */
+  private static Future<Boolean> tryServe(RawConnection c) {
+    return c.write(Frames.frame(Buffer.buffer("x"))).transform(ar -> c.expectFrames(1)).map(r -> true).otherwise(false);
+  }
+
+  @Test
+  void floodBeyondMaxConnectionsIsTurnedAwayAndTheCountStaysRight(Vertx vertx, VertxTestContext ctx) {
+    deploy(vertx, new JsonObject().put("maxConnections", 20)).compose(port -> {
+      List<Future<RawConnection>> opening = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        opening.add(RawConnection.open(vertx, port));
+      }
+      return Future.all(opening).compose(all -> {
+        List<RawConnection> conns = all.list();
+        return Future.all(conns.stream().map(HostileClientTest::tryServe).toList()).compose(results -> {
+          List<RawConnection> served = new ArrayList<>();
+          for (int i = 0; i < conns.size(); i++) {
+            if (results.<Boolean>resultAt(i)) {
+              served.add(conns.get(i));
+            }
+          }
+          ctx.verify(() -> {
+            assertEquals(20, served.size(), "served up to maxConnections");
+            long lines = limitsLog.count(Level.WARN, "rejected");
+            assertTrue(lines >= 1 && lines <= 2, "one line a second at most, not one per connection: " + lines);
+          });
+          // Five leave; exactly five newcomers fit, the sixth does not.
+          List<RawConnection> leaving = served.subList(0, 5);
+          return Future.all(leaving.stream().map(RawConnection::close).toList())
+            .compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 5))
+            .compose(v -> {
+              List<Future<RawConnection>> more = new ArrayList<>();
+              for (int i = 0; i < 6; i++) {
+                more.add(RawConnection.open(vertx, port));
+              }
+              return Future.all(more);
+            })
+            .compose(more -> {
+              List<RawConnection> newcomers = more.list();
+              Future<Void> sequence = Future.succeededFuture();
+              List<Boolean> outcome = new ArrayList<>();
+              for (RawConnection c : newcomers) {
+                sequence = sequence.compose(v -> tryServe(c).map(ok -> {
+                  outcome.add(ok);
+                  return null;
+                }));
+              }
+              return sequence.map(v -> {
+                ctx.verify(() -> assertEquals(List.of(true, true, true, true, true, false), outcome));
+                List<RawConnection> everyone = new ArrayList<>(conns);
+                everyone.addAll(newcomers);
+                return everyone;
+              });
+            });
+        }).compose(everyone -> Future.all(everyone.stream().map(RawConnection::close).toList()));
+      }).compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 25))
+        .compose(v -> {
+          ctx.verify(() -> assertEquals(0, ConnectionLimits.find(vertx).openConnections(), "no connection left counted"));
+          return recovered(vertx, port);
+        });
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void maxConnectionsPerIpCountsEachAddressApart(Vertx vertx, VertxTestContext ctx) {
+    NetClientOptions fromOtherAddress = new NetClientOptions().setLocalAddress("127.0.0.2");
+    deploy(vertx, new JsonObject().put("maxConnectionsPerIp", 2)).compose(port -> {
+      List<Future<RawConnection>> opening = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        opening.add(RawConnection.open(vertx, port));
+      }
+      for (int i = 0; i < 2; i++) {
+        opening.add(RawConnection.open(vertx, port, fromOtherAddress));
+      }
+      return Future.all(opening).compose(all -> {
+        List<RawConnection> conns = all.list();
+        Future<Void> sequence = Future.succeededFuture();
+        List<Boolean> outcome = new ArrayList<>();
+        for (RawConnection c : conns) {
+          sequence = sequence.compose(v -> tryServe(c).map(ok -> {
+            outcome.add(ok);
+            return null;
+          }));
+        }
+        return sequence.compose(v -> {
+          ctx.verify(() -> assertEquals(List.of(true, true, false, true, true), outcome, "third from 127.0.0.1 refused"));
+          return Future.all(conns.stream().map(RawConnection::close).toList());
+        });
+      }).compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 4))
+        .compose(v -> recovered(vertx, port));
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void clientThatNeverReadsIsClosedAfterWriteStallTimeout(Vertx vertx, VertxTestContext ctx) {
+    deploy(vertx, new JsonObject().put("writeStallTimeoutMs", 1000)).compose(port -> RawConnection.open(vertx, port)
+      .compose(c -> {
+        c.stopReading();
+        String client = c.socket().localAddress().toString();
+        int[] sent = {0};
+        Runnable[] pump = new Runnable[1];
+        pump[0] = () -> {
+          while (!c.closed().isComplete() && sent[0] < 512 && !c.socket().writeQueueFull()) {
+            c.write(Frames.frame(payload(1 << 20, sent[0]++)));
+          }
+          if (!c.closed().isComplete() && sent[0] < 512) {
+            c.socket().drainHandler(v -> pump[0].run());
+          }
+        };
+        pump[0].run();
+        return c.closed()
+          .compose(v -> connectionLog.await(Level.DEBUG, client + " write stall"))
+          .map(line -> {
+            ctx.verify(() -> {
+              assertEquals(1, connectionLog.count(Level.INFO, "writeStallTimeoutMs"));
+              assertTrue(sent[0] < 512, "the client was held back before it could send everything");
+            });
+            return null;
+          })
+          .eventually(c::close);
+      })
+      .compose(v -> recovered(vertx, port)))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void garbageAndImpossibleHeadersEndOnlyTheirConnections(Vertx vertx, VertxTestContext ctx) {
+    Buffer http = Buffer.buffer("GET / HTTP/1.1\r\nHost: frame-echo\r\n\r\n");
+    Buffer maxed = Buffer.buffer(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 1, 2, 3});
+    deploy(vertx, new JsonObject()).compose(port -> RawConnection.open(vertx, port).compose(bystander ->
+      Future.all(List.of(http, maxed).stream().map(bytes -> RawConnection.open(vertx, port)
+          .compose(c -> c.write(bytes).compose(v -> c.closed()).map(v -> c.received().size()))).toList())
+        .compose(all -> {
+          ctx.verify(() -> {
+            assertEquals(List.of(0, 0), all.list(), "nothing answered");
+            // "GET " read as a little-endian length.
+            assertEquals(1, connectionLog.count(Level.WARN, "frame length 542393671 exceeds"));
+            assertEquals(1, connectionLog.count(Level.WARN, "frame length 4294967295 exceeds"));
+          });
+          return bystander.write(Frames.frame(Buffer.buffer("fine"))).compose(v -> bystander.expectFrames(1));
+        })
+        .eventually(bystander::close)
+        .compose(v -> recovered(vertx, port))))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void resetsMidFrameAndMidResponseReleaseWhatTheyHeld(Vertx vertx, VertxTestContext ctx) {
+    Promise<Void> bigRequestSeen = Promise.promise();
+    RequestHandler echo = request -> {
+      if (request.length() == 32 << 20) {
+        bigRequestSeen.tryComplete();
+      }
+      return Future.succeededFuture(request);
+    };
+    NetClientOptions resetOnClose = new NetClientOptions().setSoLinger(0);
+    deploy(vertx, new JsonObject(), echo).compose(d -> {
+      int port = d.port;
+      // Mid-frame: a header announcing 1 MiB, half the body, then a reset.
+      Future<Void> midFrame = RawConnection.open(vertx, port, resetOnClose).compose(c -> {
+        String client = c.socket().localAddress().toString();
+        return c.write(Buffer.buffer().appendIntLE(1 << 20).appendBuffer(payload(1 << 19, 1)))
+          .compose(v -> c.close())
+          .compose(v -> connectionLog.await(Level.DEBUG, client + " "))
+          .mapEmpty();
+      });
+      // Mid-response: a 32 MiB request, not read back, then a reset while the server writes.
+      Future<Void> midResponse = midFrame.compose(v -> RawConnection.open(vertx, port, resetOnClose)).compose(c -> {
+        c.stopReading();
+        String client = c.socket().localAddress().toString();
+        byte[] big = new byte[32 << 20];
+        Arrays.fill(big, (byte) 'r');
+        return c.write(Frames.frame(Buffer.buffer(big)))
+          .compose(v -> bigRequestSeen.future())
+          .compose(v -> c.close())
+          .compose(v -> connectionLog.await(Level.DEBUG, client + " "))
+          .mapEmpty();
+      });
+      return midResponse.compose(v -> recovered(vertx, port));
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void halfClosedClientReceivesEveryResponseIncludingA32MiBOne(Vertx vertx, VertxTestContext ctx) {
+    byte[] big = new byte[32 << 20];
+    Arrays.fill(big, (byte) 'z');
+    List<Buffer> requests = List.of(Buffer.buffer("first"), Buffer.buffer(big), Buffer.buffer("last"));
+    deploy(vertx, new JsonObject()).compose(port -> RawConnection.open(vertx, port).compose(c -> {
+      String client = c.socket().localAddress().toString();
+      return c.write(frames(requests))
+        .compose(v -> {
+          c.shutdownOutput();
+          return c.expectFrames(3);
+        })
+        .compose(responses -> {
+          ctx.verify(() -> assertEquals(requests, responses));
+          return c.closed();
+        })
+        .compose(v -> connectionLog.await(Level.DEBUG, client + " client closed"))
+        .eventually(c::close)
+        .compose(v -> recovered(vertx, port));
+    })).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void shutdownAnswersWhatWasReceivedAndCutsWhatCannotDrain(Vertx vertx, VertxTestContext ctx) {
+    Promise<Void> bigRequestSeen = Promise.promise();
+    RequestHandler echo = request -> {
+      if (request.length() == 32 << 20) {
+        bigRequestSeen.tryComplete();
+      }
+      return Future.succeededFuture(request);
+    };
+    deploy(vertx, new JsonObject().put("shutdownTimeoutMs", 1500), echo).compose(d -> {
+      // A: one whole frame, then half of another; B: idle; C: a 32 MiB answer it never reads.
+      Future<RawConnection> a = RawConnection.open(vertx, d.port).compose(c -> c.write(Frames.frame(Buffer.buffer("done"))
+        .appendBuffer(Buffer.buffer().appendIntLE(10).appendString("abc"))).compose(v -> c.expectFrames(1)).map(c));
+      Future<RawConnection> b = a.compose(v -> RawConnection.open(vertx, d.port));
+      Future<RawConnection> cFuture = b.compose(v -> RawConnection.open(vertx, d.port)).compose(c -> {
+        c.stopReading();
+        byte[] big = new byte[32 << 20];
+        return c.write(Frames.frame(Buffer.buffer(big))).compose(v -> bigRequestSeen.future()).map(c);
+      });
+      return cFuture.compose(c -> vertx.undeploy(d.id)
+        .compose(v -> {
+          // C notices the end only once it reads again.
+          c.startReading();
+          return Future.all(a.result().closed(), b.result().closed(), c.closed());
+        })
+        .compose(v -> serverLog.await(Level.INFO, "shut down"))
+        .compose(line -> {
+          ctx.verify(() -> {
+            assertTrue(line.endsWith("shut down: 2 connection(s) drained, 1 cut"), line);
+            assertEquals(List.of(Buffer.buffer("done")), a.result().received());
+          });
+          return Future.all(a.result().close(), b.result().close(), c.close());
+        }));
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void thousandsOfIdleConnectionsAreHeldThenAllAnswered(Vertx vertx, VertxTestContext ctx) {
+    int count = 2000;
+    List<RawConnection> conns = new ArrayList<>();
+    AtomicInteger answered = new AtomicInteger();
+    deploy(vertx, new JsonObject()).compose(port -> {
+      Future<Void> opened = Future.succeededFuture();
+      for (int batch = 0; batch < count / 200; batch++) {
+        opened = opened.compose(v -> {
+          List<Future<RawConnection>> some = new ArrayList<>();
+          for (int i = 0; i < 200; i++) {
+            some.add(RawConnection.open(vertx, port));
+          }
+          return Future.all(some).map(all -> {
+            conns.addAll(all.list());
+            return null;
+          });
+        });
+      }
+      return opened.compose(v -> {
+        ctx.verify(() -> assertEquals(count, ConnectionLimits.find(vertx).openConnections()));
+        List<Future<Void>> all = new ArrayList<>();
+        for (int i = 0; i < conns.size(); i++) {
+          RawConnection c = conns.get(i);
+          Buffer mine = Buffer.buffer("idle " + i);
+          all.add(c.write(Frames.frame(mine)).compose(x -> c.expectFrames(1)).compose(r -> {
+            answered.incrementAndGet();
+            return r.get(0).equals(mine) ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong answer");
+          }));
+        }
+        return Future.all(all);
+      }).compose(v -> Future.all(conns.stream().map(RawConnection::close).toList()))
+        .compose(v -> recovered(vertx, port));
+    }).onComplete(ctx.succeeding(v -> ctx.verify(() -> {
+      assertEquals(count, answered.get());
+      ctx.completeNow();
+    })));
+  }
+
+  /**
+   * Six clients each send a 32 MiB frame and read nothing, against a 64 MiB budget: the server takes in
+   * two frames and makes the other four wait (nobody fails), holds no more than the budget, and answers all
+   * six once the clients read.
+   */
+  @Test
+  void bufferBudgetMakesConnectionsWaitInsteadOfGrowing(Vertx vertx, VertxTestContext ctx) {
+    int clients = 6;
+    int size = 32 << 20;
+    AtomicInteger handled = new AtomicInteger();
+    RequestHandler countingEcho = request -> {
+      handled.incrementAndGet();
+      return Future.succeededFuture(request);
+    };
+    deploy(vertx, new JsonObject().put("maxBufferedBytes", 64L << 20), countingEcho).compose(d -> {
+      List<RawConnection> conns = new ArrayList<>();
+      Future<Void> sent = Future.succeededFuture();
+      for (int i = 0; i < clients; i++) {
+        int n = i;
+        sent = sent.compose(v -> RawConnection.open(vertx, d.port).map(c -> {
+          conns.add(c);
+          c.stopReading();
+          byte[] bytes = new byte[size];
+          Arrays.fill(bytes, (byte) ('a' + n));
+          c.write(Frames.frame(Buffer.buffer(bytes)));
+          return null;
+        }));
+      }
+      return sent.compose(v -> untilQuiet(vertx, handled, 10)).compose(stalledAt -> {
+        long peak = ConnectionLimits.find(vertx).budget().peak();
+        ctx.verify(() -> {
+          assertEquals(2, stalledAt, "frames taken in while the budget is spent");
+          assertTrue(peak <= 64L << 20, "held " + peak + " bytes over a 64 MiB budget");
+        });
+        List<Future<Void>> answered = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+          RawConnection c = conns.get(i);
+          byte expected = (byte) ('a' + i);
+          c.startReading();
+          answered.add(c.expectFrames(1).compose(r -> r.get(0).length() == size && r.get(0).getByte(size - 1) == expected
+            ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong answer")));
+        }
+        return Future.all(answered);
+      }).compose(v -> Future.all(conns.stream().map(RawConnection::close).toList()))
+        .compose(v -> recovered(vertx, d.port));
+    }).onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void idleConnectionIsClosedWhileAnActiveOneIsNot(Vertx vertx, VertxTestContext ctx) {
+    deploy(vertx, new JsonObject().put("idleTimeoutMs", 600)).compose(port -> RawConnection.open(vertx, port)
+      .compose(idle -> RawConnection.open(vertx, port).compose(active -> {
+        String idleClient = idle.socket().localAddress().toString();
+        // The active client sends a request every 200 ms for 1.5 s: never 600 ms without one.
+        Future<Void> talking = Future.succeededFuture();
+        for (int i = 0; i < 8; i++) {
+          int n = i;
+          talking = talking.compose(v -> vertx.timer(200, TimeUnit.MILLISECONDS))
+            .compose(t -> active.write(Frames.frame(Buffer.buffer("ping " + n))))
+            .compose(v -> active.expectFrames(n + 1)).mapEmpty();
+        }
+        return talking.compose(v -> {
+          ctx.verify(() -> {
+            assertTrue(idle.closed().isComplete(), "the idle connection was closed");
+            assertTrue(!active.closed().isComplete(), "the active one was not");
+          });
+          return connectionLog.await(Level.DEBUG, idleClient + " idle timeout");
+        }).eventually(() -> Future.all(idle.close(), active.close()));
+      }))
+      .compose(v -> recovered(vertx, port)))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void netServerOptionsReachVertx(Vertx vertx, VertxTestContext ctx) {
+    // Vert.x's own idle timeout (seconds), passed through untouched, closes a silent connection.
+    deploy(vertx, new JsonObject().put("netServerOptions", new JsonObject().put("idleTimeout", 1)))
+      .compose(port -> RawConnection.open(vertx, port).compose(c -> c.closed().eventually(c::close)))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  /** Completes with the counter once it has not moved for {@code quietTicks} checks 100 ms apart. */
+  private static Future<Integer> untilQuiet(Vertx vertx, AtomicInteger counter, int quietTicks) {
+    Promise<Integer> quiet = Promise.promise();
+    int[] last = {-1};
+    int[] still = {0};
+    vertx.setPeriodic(100, id -> {
+      int now = counter.get();
+      still[0] = now == last[0] && now > 0 ? still[0] + 1 : 0;
+      last[0] = now;
+      if (still[0] == quietTicks) {
+        vertx.cancelTimer(id);
+        quiet.complete(now);
+      }
+    });
+    return quiet.future();
+  }
+}

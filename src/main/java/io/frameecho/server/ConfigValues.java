@@ -6,6 +6,13 @@ final class ConfigValues {
   private ConfigValues() {
   }
 
+  static boolean bool(String key, Object value) {
+    if (value instanceof Boolean) {
+      return (Boolean) value;
+    }
+    throw wrongType(key, "true or false", value);
+  }
+
   static String string(String key, Object value) {
     if (value instanceof String) {
       return (String) value;

@@ -36,10 +36,13 @@ public class FrameEchoOptions {
   /** How long a graceful shutdown lets connections finish before it cuts them. */
   public static final long DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
+  /** On shutdown, how long to keep accepting after readiness turns false, so load balancers stop first. */
+  public static final long DEFAULT_DRAIN_DELAY_MS = 0;
+
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
   private static final java.util.List<String> KEYS = java.util.List.of("host", "port", "maxFrameSize", "writeQueueMaxSize",
     "handler", "maxConnections", "maxConnectionsPerIp", "maxBufferedBytes", "idleTimeoutMs", "frameTimeoutMs",
-    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions");
+    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "drainDelayMs", "metrics");
 
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
@@ -58,6 +61,8 @@ public class FrameEchoOptions {
   private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
   private TlsOptions tls;
   private JsonObject netServerOptions = new JsonObject();
+  private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
+  private MetricsOptions metrics = new MetricsOptions();
 
   public FrameEchoOptions() {
   }
@@ -77,6 +82,8 @@ public class FrameEchoOptions {
     this.shutdownTimeoutMs = other.shutdownTimeoutMs;
     this.tls = other.tls == null ? null : new TlsOptions(other.tls);
     this.netServerOptions = other.netServerOptions.copy();
+    this.drainDelayMs = other.drainDelayMs;
+    this.metrics = new MetricsOptions(other.metrics);
   }
 
   /**
@@ -131,6 +138,12 @@ public class FrameEchoOptions {
         case "netServerOptions":
           setNetServerOptions(ConfigValues.object(key, value));
           break;
+        case "drainDelayMs":
+          setDrainDelayMs(ConfigValues.longInteger(key, value));
+          break;
+        case "metrics":
+          setMetrics(new MetricsOptions(ConfigValues.object(key, value)));
+          break;
         default:
           throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: " + String.join(", ", KEYS));
       }
@@ -152,7 +165,9 @@ public class FrameEchoOptions {
       .put("writeStallTimeoutMs", writeStallTimeoutMs)
       .put("shutdownTimeoutMs", shutdownTimeoutMs)
       .put("tls", tls == null ? null : tls.toJson())
-      .put("netServerOptions", netServerOptions.copy());
+      .put("netServerOptions", netServerOptions.copy())
+      .put("drainDelayMs", drainDelayMs)
+      .put("metrics", metrics.toJson());
   }
 
   public String getHost() {
@@ -337,6 +352,29 @@ public class FrameEchoOptions {
       }
     }
     this.netServerOptions = netServerOptions.copy();
+    return this;
+  }
+
+  public long getDrainDelayMs() {
+    return drainDelayMs;
+  }
+
+  /**
+   * On shutdown, readiness turns false at once, and the server keeps accepting for this long before it
+   * stops and drains, so that a load balancer polling {@code /health/ready} stops sending first.
+   */
+  public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
+    this.drainDelayMs = nonNegative("drainDelayMs", drainDelayMs);
+    return this;
+  }
+
+  public MetricsOptions getMetrics() {
+    return metrics;
+  }
+
+  /** The metrics and health endpoint; see {@link MetricsOptions}. */
+  public FrameEchoOptions setMetrics(MetricsOptions metrics) {
+    this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
     return this;
   }
 

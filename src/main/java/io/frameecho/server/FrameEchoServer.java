@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.server.impl.Connection;
 import io.frameecho.server.impl.ConnectionLimits;
+import io.frameecho.server.impl.Operations;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -40,6 +41,7 @@ public final class FrameEchoServer {
   private final Vertx vertx;
   private final FrameEchoOptions options;
   private final ConnectionLimits limits;
+  private final Operations operations;
   private RequestHandler requestHandler = new EchoHandler();
   private NetServer netServer;
   /** Open connections of this server instance; touched on its event loop only. */
@@ -55,6 +57,7 @@ public final class FrameEchoServer {
     // One set of counts and one buffer budget per process: every instance in this Vert.x shares them.
     this.limits = ConnectionLimits.shared(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes());
+    this.operations = Operations.shared(vertx, limits, options.getMetrics().isEnabled());
   }
 
   public static FrameEchoServer create(Vertx vertx, FrameEchoOptions options) {
@@ -80,6 +83,7 @@ public final class FrameEchoServer {
     }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().map(s -> {
+      operations.listening();
       log.info("frame-echo listening on {}:{}{} (maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
           + "shutdownTimeoutMs={})",
@@ -122,13 +126,17 @@ public final class FrameEchoServer {
   /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit. */
   private void accept(NetSocket socket) {
     String ip = clientAddress(socket);
-    if (shutdown != null || limits.tryAcquire(ip) != null) {
+    ConnectionLimits.Rejection rejection = shutdown != null ? null : limits.tryAcquire(ip);
+    if (shutdown != null || rejection != null) {
       // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
+      if (rejection != null) {
+        operations.metrics().connectionRejected(rejection);
+      }
       socket.close();
       return;
     }
     socket.setWriteQueueMaxSize(options.getWriteQueueMaxSize());
-    Connection connection = new Connection(socket, vertx, requestHandler, options, limits.budget(), closed -> {
+    Connection connection = new Connection(socket, vertx, requestHandler, options, limits.budget(), operations.metrics(), closed -> {
       limits.release(ip);
       connections.remove(closed);
       if (shutdown != null) {
@@ -167,6 +175,7 @@ public final class FrameEchoServer {
     if (shutdown != null) {
       return shutdown;
     }
+    operations.stoppedListening();
     shutdown = allClosed.future().map(v -> {
       if (drained + cut > 0) {
         log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
@@ -187,7 +196,27 @@ public final class FrameEchoServer {
 
   /** Stops accepting and closes every connection at once. */
   public Future<Void> close() {
-    return netServer == null ? Future.succeededFuture() : netServer.close();
+    if (netServer == null) {
+      return Future.succeededFuture();
+    }
+    if (shutdown == null) {
+      operations.stoppedListening();
+    }
+    return netServer.close();
+  }
+
+  /**
+   * Graceful shutdown after telling load balancers first: readiness turns false now, the server keeps
+   * accepting for {@code drainDelayMs}, then {@link #shutdown()}.
+   */
+  public Future<Void> drainAndShutdown() {
+    operations.draining();
+    long delay = options.getDrainDelayMs();
+    return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
+  }
+
+  Operations operations() {
+    return operations;
   }
 
   /** Connections open on this server instance. */

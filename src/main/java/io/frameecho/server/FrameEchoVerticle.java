@@ -1,6 +1,7 @@
 package io.frameecho.server;
 
 import io.vertx.core.Future;
+import io.frameecho.server.impl.OperationsEndpoint;
 import io.vertx.core.VerticleBase;
 
 import java.util.Objects;
@@ -20,6 +21,7 @@ public class FrameEchoVerticle extends VerticleBase {
   /** The application given in code, or null to build the one the config's {@code handler} names. */
   private final RequestHandler requestHandler;
   private FrameEchoServer server;
+  private int metricsPort;
 
   /** What the launcher deploys: the application is the one the config's {@code handler} section names (echo by default). */
   public FrameEchoVerticle() {
@@ -40,7 +42,12 @@ public class FrameEchoVerticle extends VerticleBase {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
     server = FrameEchoServer.create(vertx, options).requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
-    return server.listen();
+    Future<FrameEchoServer> listening = server.listen();
+    if (!options.getMetrics().isEnabled()) {
+      return listening;
+    }
+    return listening.compose(s -> OperationsEndpoint.start(vertx, options.getMetrics(), s.operations()))
+      .onSuccess(http -> metricsPort = http.actualPort());
   }
 
   private RequestHandler configuredHandler(FrameEchoOptions options) {
@@ -50,10 +57,18 @@ public class FrameEchoVerticle extends VerticleBase {
       : new EchoHandler();
   }
 
-  /** Undeploy (and SIGTERM, through the launcher) shuts the server down gracefully. */
+  /**
+   * Undeploy (and SIGTERM, through the launcher) shuts the server down gracefully: readiness turns false,
+   * then after {@code drainDelayMs} the server stops accepting and drains.
+   */
   @Override
   public Future<?> stop() {
-    return server == null ? Future.succeededFuture() : server.shutdown();
+    return server == null ? Future.succeededFuture() : server.drainAndShutdown();
+  }
+
+  /** The port of the metrics and health endpoint, once deployed with {@code metrics.enabled}; 0 otherwise. */
+  public int metricsPort() {
+    return metricsPort;
   }
 
   /** The port this instance bound, once deployed; 0 before. */

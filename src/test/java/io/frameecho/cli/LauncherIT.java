@@ -47,9 +47,15 @@ class LauncherIT {
 
   /** Starts the jar; its stderr lines go to the returned queue. */
   private BlockingQueue<String> start(List<String> lines, String... args) throws IOException {
+    return start(java.util.Map.of(), lines, args);
+  }
+
+  private BlockingQueue<String> start(java.util.Map<String, String> env, List<String> lines, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", JAR.toString()));
     command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    builder.environment().putAll(env);
+    Process p = builder.start();
     processes.add(p);
     BlockingQueue<String> queue = new LinkedBlockingQueue<>();
     Thread reader = new Thread(() -> {
@@ -130,6 +136,62 @@ class LauncherIT {
     int second = nextListeningPort(lines);
     assertEquals(first, second);
     assertEquals("len:2 data:hi\n", runClient(first, "hi").replace("\r", ""));
+  }
+
+  private static String nextStartupLine(BlockingQueue<String> lines) throws InterruptedException {
+    String line;
+    do {
+      line = lines.poll(30, TimeUnit.SECONDS);
+      assertNotNull(line);
+      assertNotEquals("<eof>", line);
+    } while (!line.contains("frame-echo listening"));
+    return line;
+  }
+
+  @Test
+  void environmentOverridesTheFileAndInlineConfigOverridesTheEnvironment() throws Exception {
+    Path conf = Files.createTempFile("frame-echo", ".json");
+    try {
+      Files.writeString(conf, "{\"host\":\"127.0.0.1\",\"port\":0,\"writeQueueMaxSize\":4096}");
+      java.util.Map<String, String> env = java.util.Map.of("FRAME_ECHO_WRITE_QUEUE_MAX_SIZE", "8192");
+      assertTrue(nextStartupLine(start(env, new ArrayList<>(), "-conf", conf.toString())).contains("writeQueueMaxSize=8192,"));
+      assertTrue(nextStartupLine(start(env, new ArrayList<>(), "-conf", "{\"host\":\"127.0.0.1\",\"port\":0,\"writeQueueMaxSize\":2048}"))
+        .contains("writeQueueMaxSize=2048,"));
+    } finally {
+      Files.deleteIfExists(conf);
+    }
+  }
+
+  @Test
+  void metricsFromTheEnvironmentIncludeVertxOwnMeters() throws Exception {
+    int metricsPort;
+    try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      metricsPort = probe.getLocalPort();
+    }
+    java.util.Map<String, String> env = java.util.Map.of("FRAME_ECHO_METRICS_ENABLED", "true",
+      "FRAME_ECHO_METRICS_HOST", "127.0.0.1", "FRAME_ECHO_METRICS_PORT", String.valueOf(metricsPort));
+    int port = nextListeningPort(start(env, new ArrayList<>(), "-conf", "{\"host\":\"127.0.0.1\",\"port\":0}"));
+    runClient(port, "counted");
+    java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+      java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+      java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, response.statusCode());
+    assertTrue(response.body().contains("frame_echo_requests_total 1.0"), response.body());
+    assertTrue(response.body().contains("vertx_net_server_bytes_read_total"), "Vert.x's own TCP meters");
+    assertTrue(response.body().contains("jvm_memory_used_bytes"), "JVM meters");
+  }
+
+  @Test
+  void badEnvironmentVariableStopsTheLauncher() throws Exception {
+    List<String> log = new ArrayList<>();
+    BlockingQueue<String> lines = start(java.util.Map.of("FRAME_ECHO_PORT", "http"), log);
+    while (!"<eof>".equals(lines.poll(30, TimeUnit.SECONDS))) {
+      // read to the end
+    }
+    Process p = processes.get(0);
+    assertTrue(p.waitFor(20, TimeUnit.SECONDS));
+    assertEquals(1, p.exitValue());
+    assertTrue(String.join("\n", log).contains("FRAME_ECHO_PORT: \"http\" is not an integer"), String.join("\n", log));
   }
 
   @Test

@@ -484,6 +484,49 @@ class HostileClientTest {
       .onComplete(ctx.succeedingThenComplete());
   }
 
+  /**
+   * Large frames pipelined by a client that does not read: the server holds about one response being
+   * written and one frame being read, not a queue of responses (Vert.x's own queue counts messages, not
+   * bytes, so the server watches the channel's byte-based writability).
+   */
+  @Test
+  void largeFramesFromAClientThatDoesNotReadAreHeldToAboutTwoFrames(Vertx vertx, VertxTestContext ctx) {
+    int size = 8 << 20;
+    int count = 24;
+    AtomicInteger handled = new AtomicInteger();
+    RequestHandler countingEcho = request -> {
+      handled.incrementAndGet();
+      return Future.succeededFuture(request);
+    };
+    deploy(vertx, new JsonObject(), countingEcho).compose(d -> RawConnection.open(vertx, d.port).compose(c -> {
+      c.stopReading();
+      int[] checked = {0};
+      Promise<Void> allBack = Promise.promise();
+      c.onFrame(frame -> {
+        if (frame.length() != size || frame.getByte(0) != (byte) checked[0]) {
+          allBack.tryFail("response " + checked[0] + " is not its request");
+        } else if (++checked[0] == count) {
+          allBack.tryComplete();
+        }
+      });
+      for (int i = 0; i < count; i++) {
+        byte[] bytes = new byte[size];
+        Arrays.fill(bytes, (byte) i);
+        c.write(Frames.frame(Buffer.buffer(bytes)));
+      }
+      return untilQuiet(vertx, handled, 10).compose(stalledAt -> {
+        long peak = ConnectionLimits.find(vertx).budget().peak();
+        ctx.verify(() -> {
+          assertTrue(stalledAt < count, "the server stopped taking frames in");
+          assertTrue(peak <= 2L * size + FrameEchoOptions.DEFAULT_WRITE_QUEUE_MAX_SIZE,
+            "held " + peak + " bytes for one connection of " + size + "-byte frames");
+        });
+        c.startReading();
+        return allBack.future();
+      }).eventually(c::close).compose(v -> recovered(vertx, d.port));
+    })).onComplete(ctx.succeedingThenComplete());
+  }
+
   /** Completes with the counter once it has not moved for {@code quietTicks} checks 100 ms apart. */
   private static Future<Integer> untilQuiet(Vertx vertx, AtomicInteger counter, int quietTicks) {
     Promise<Integer> quiet = Promise.promise();

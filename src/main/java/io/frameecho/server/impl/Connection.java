@@ -5,6 +5,7 @@ import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
@@ -53,7 +54,7 @@ public final class Connection implements FrameParser.Listener {
   private static final int OVER_BUFFER_BUDGET = 4;
 
   /** An answer the application has not given yet, with the request bytes it holds in the budget. */
-  private record Awaited(Future<Buffer> answer, int requestBytes) {
+  private record Awaited(Future<Buffer> answer, int requestBytes, long receivedNanos) {
   }
 
   private final NetSocket socket;
@@ -61,8 +62,10 @@ public final class Connection implements FrameParser.Listener {
   private final RequestHandler handler;
   private final FrameEchoOptions options;
   private final BufferBudget budget;
+  private final FrameEchoMetrics metrics;
   private final Handler<Connection> closedHandler;
   private Context context;
+  private Channel channel;
   private FrameParser parser;
 
   /** Answers not yet written, oldest first; stays empty while answers complete at once (echo). */
@@ -90,12 +93,13 @@ public final class Connection implements FrameParser.Listener {
   private long writeTimer = -1;
 
   public Connection(NetSocket socket, Vertx vertx, RequestHandler handler, FrameEchoOptions options,
-                    BufferBudget budget, Handler<Connection> closedHandler) {
+                    BufferBudget budget, FrameEchoMetrics metrics, Handler<Connection> closedHandler) {
     this.socket = socket;
     this.vertx = vertx;
     this.handler = handler;
     this.options = options;
     this.budget = budget;
+    this.metrics = metrics;
     this.closedHandler = closedHandler;
   }
 
@@ -105,7 +109,8 @@ public final class Connection implements FrameParser.Listener {
       log.debug("new client from {}", socket.remoteAddress());
     }
     context = vertx.getOrCreateContext();
-    allowHalfClosure();
+    channel = ((NetSocketInternal) socket).channelHandlerContext().channel();
+    watchChannel();
     socket.drainHandler(v -> onWriteQueueDrained());
     socket.closeHandler(v -> onClosed());
     socket.shutdownHandler(v -> onServerShutdown());
@@ -117,23 +122,40 @@ public final class Connection implements FrameParser.Listener {
   }
 
   /**
-   * Netty closes a connection when its input ends unless half-closure is allowed; allowed, a client may
-   * send its requests, shut down its sending side, and still read every response.
+   * Two things Vert.x's socket does not expose, watched on the Netty channel:
+   * <ul>
+   *   <li>half-closure: Netty closes a connection when its input ends unless half-closure is allowed;
+   *   allowed, a client may send its requests, shut down its sending side, and still read every
+   *   response;</li>
+   *   <li>byte-based writability: the channel turns unwritable once more than {@code writeQueueMaxSize}
+   *   bytes wait to be written (Vert.x's own queue counts messages, whatever their size), and writable again
+   *   below half of that.</li>
+   * </ul>
    */
-  private void allowHalfClosure() {
-    if (socket instanceof NetSocketInternal internal) {
-      ChannelHandlerContext chctx = internal.channelHandlerContext();
-      chctx.channel().config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-      chctx.pipeline().addBefore("handler", "frame-echo-input-shutdown", new ChannelInboundHandlerAdapter() {
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-          if (evt instanceof ChannelInputShutdownEvent) {
-            context.runOnContext(v -> onInputEnded());
-          }
-          super.userEventTriggered(ctx, evt);
+  private void watchChannel() {
+    channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    channel.pipeline().addBefore("handler", "frame-echo-watch", new ChannelInboundHandlerAdapter() {
+      @Override
+      public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+          context.runOnContext(v -> onInputEnded());
         }
-      });
-    }
+        super.userEventTriggered(ctx, evt);
+      }
+
+      @Override
+      public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+          context.runOnContext(v -> onWriteQueueDrained());
+        }
+        super.channelWritabilityChanged(ctx);
+      }
+    });
+  }
+
+  /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait to be written. */
+  private boolean writeQueueFull() {
+    return !channel.isWritable() || socket.writeQueueFull();
   }
 
   // ---- reading: the parser's events ----
@@ -182,6 +204,7 @@ public final class Connection implements FrameParser.Listener {
     if (log.isTraceEnabled()) {
       log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), payload.length(), preview(payload));
     }
+    long receivedNanos = metrics.requestReceived(payload.length());
     Future<Buffer> answer;
     try {
       answer = handler.handle(payload);
@@ -189,10 +212,10 @@ public final class Connection implements FrameParser.Listener {
       answer = Future.failedFuture(e);
     }
     if (awaited.isEmpty() && answer.isComplete()) {
-      release(answer, requestBytes);
+      release(answer, requestBytes, receivedNanos);
       closeIfDone();
     } else {
-      awaited.add(new Awaited(answer, requestBytes));
+      awaited.add(new Awaited(answer, requestBytes, receivedNanos));
       if (awaited.size() >= options.getHandler().getMaxInFlight()) {
         stopReading(TOO_MANY_IN_FLIGHT);
       }
@@ -203,6 +226,7 @@ public final class Connection implements FrameParser.Listener {
   @Override
   public void failed(Throwable error) {
     if (error instanceof FrameTooLargeException e) {
+      metrics.protocolError();
       log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
         socket.remoteAddress(), e.length(), e.maxFrameSize());
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
@@ -242,7 +266,7 @@ public final class Connection implements FrameParser.Listener {
     Awaited head;
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
-      release(head.answer, head.requestBytes);
+      release(head.answer, head.requestBytes, head.receivedNanos);
     }
     if (awaited.size() < options.getHandler().getMaxInFlight()) {
       startReading(TOO_MANY_IN_FLIGHT);
@@ -250,10 +274,11 @@ public final class Connection implements FrameParser.Listener {
     closeIfDone();
   }
 
-  private void release(Future<Buffer> answer, int requestBytes) {
+  private void release(Future<Buffer> answer, int requestBytes, long receivedNanos) {
     budget.release(requestBytes);
     if (answer.succeeded()) {
       writeResponse(answer.result());
+      metrics.responseQueued(receivedNanos);
     } else {
       // Answers queued behind a failed one are dropped: the connection ends after what came before.
       Awaited dropped;
@@ -280,12 +305,16 @@ public final class Connection implements FrameParser.Listener {
         }
       });
     }
-    if (socket.writeQueueFull()) {
+    if (writeQueueFull()) {
       stopReading(WRITE_QUEUE_FULL);
     }
   }
 
+  /** Netty's channel or Vert.x's queue drained; read again once both have. */
   private void onWriteQueueDrained() {
+    if ((readingStoppedFor & WRITE_QUEUE_FULL) == 0 || writeQueueFull()) {
+      return;
+    }
     if (!closeRequested) {
       cancelWriteTimer();
     }
@@ -297,6 +326,7 @@ public final class Connection implements FrameParser.Listener {
   private void stopReading(int reason) {
     if (readingStoppedFor == 0) {
       parser.pause();
+      metrics.readingPaused();
     }
     readingStoppedFor |= reason;
     if (reason == WRITE_QUEUE_FULL && writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
@@ -309,9 +339,12 @@ public final class Connection implements FrameParser.Listener {
       return;
     }
     readingStoppedFor &= ~reason;
-    if (readingStoppedFor == 0 && closeReason == null) {
-      parser.resume();
-      endIfInputDone();
+    if (readingStoppedFor == 0) {
+      metrics.readingResumed();
+      if (closeReason == null) {
+        parser.resume();
+        endIfInputDone();
+      }
     }
   }
 
@@ -359,7 +392,7 @@ public final class Connection implements FrameParser.Listener {
   /** The write queue stayed full, or a close could not flush, for {@code writeStallTimeoutMs}. */
   private void onWriteStall(long id) {
     writeTimer = -1;
-    if (closeRequested || (readingStoppedFor & WRITE_QUEUE_FULL) != 0) {
+    if (closeRequested || (readingStoppedFor & WRITE_QUEUE_FULL) != 0 && writeQueueFull()) {
       log.info("{} closing: responses not read for {} ms (writeStallTimeoutMs)", socket.remoteAddress(),
         options.getWriteStallTimeoutMs());
       if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
@@ -405,11 +438,9 @@ public final class Connection implements FrameParser.Listener {
   /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
   public void forceClose() {
     closeRequested = true;
-    if (socket instanceof NetSocketInternal internal) {
-      internal.channelHandlerContext().close();
-    } else {
-      socket.close();
-    }
+    // From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
+    // which turns it into a close after flushing, the very thing a peer that does not read blocks.
+    ((NetSocketInternal) socket).channelHandlerContext().close();
   }
 
   /** Cuts a connection that shutdown could not drain in time. */
@@ -435,6 +466,11 @@ public final class Connection implements FrameParser.Listener {
     bodyReservation = 0;
     bodyAwaitingBudget = 0;
     cancelTimers();
+    if (readingStoppedFor != 0) {
+      readingStoppedFor = 0;
+      metrics.readingResumed();
+    }
+    metrics.connectionClosed(closeReason);
     closedHandler.handle(this);
     // Last, so that the line means every count has been settled.
     if (log.isDebugEnabled()) {

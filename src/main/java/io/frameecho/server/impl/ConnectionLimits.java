@@ -30,6 +30,11 @@ public final class ConnectionLimits implements Shareable {
     Rejection(String key) {
       this.key = key;
     }
+
+    /** The configuration key of the limit. */
+    public String key() {
+      return key;
+    }
   }
 
   private final int maxConnections;

@@ -1,0 +1,170 @@
+package io.frameecho.cli;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The launcher's configuration with environment variables folded in, as containers expect: every key of
+ * {@code conf/config.json} has a variable, {@code FRAME_ECHO_} and the key in upper snake case
+ * ({@code port} → {@code FRAME_ECHO_PORT}, {@code handler.maxInFlight} → {@code FRAME_ECHO_HANDLER_MAX_IN_FLIGHT}).
+ * Precedence, lowest first: a {@code -conf} file, the environment, an inline {@code -conf} JSON string.
+ * A variable with the prefix that names no key, or a value of the wrong type, is an error.
+ */
+final class EnvironmentConfig {
+
+  static final String PREFIX = "FRAME_ECHO_";
+  /** Variables with the prefix that are not configuration keys (they are read by the logging setup). */
+  private static final Set<String> NOT_CONFIG = Set.of("FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_LOG_FORMAT");
+
+  /** Variable name to key path (dot-separated), with the default value that gives the type. */
+  private static final Map<String, Map.Entry<String, Object>> VARIABLES = variables();
+
+  private EnvironmentConfig() {
+  }
+
+  private static Map<String, Map.Entry<String, Object>> variables() {
+    Map<String, Map.Entry<String, Object>> vars = new LinkedHashMap<>();
+    for (Map.Entry<String, Object> entry : new FrameEchoOptions().toJson()) {
+      String key = entry.getKey();
+      Object value = entry.getValue();
+      if (value instanceof JsonObject nested && !key.equals("netServerOptions")) {
+        for (Map.Entry<String, Object> inner : nested) {
+          vars.put(variableName(key + "." + inner.getKey()), Map.entry(key + "." + inner.getKey(), inner.getValue()));
+        }
+      } else if (key.equals("tls")) {
+        vars.put(variableName("tls.certPath"), Map.entry("tls.certPath", ""));
+        vars.put(variableName("tls.keyPath"), Map.entry("tls.keyPath", ""));
+      } else {
+        vars.put(variableName(key), Map.entry(key, value == null ? new JsonObject() : value));
+      }
+    }
+    return vars;
+  }
+
+  /** {@code handler.maxInFlight} → {@code FRAME_ECHO_HANDLER_MAX_IN_FLIGHT}. */
+  static String variableName(String keyPath) {
+    StringBuilder name = new StringBuilder(PREFIX);
+    for (char c : keyPath.toCharArray()) {
+      if (c == '.') {
+        name.append('_');
+      } else if (Character.isUpperCase(c)) {
+        name.append('_').append(c);
+      } else {
+        name.append(Character.toUpperCase(c));
+      }
+    }
+    return name.toString();
+  }
+
+  static Set<String> knownVariables() {
+    return new TreeSet<>(VARIABLES.keySet());
+  }
+
+  /**
+   * The configuration the verticle gets.
+   *
+   * @param confArgument the launcher's {@code -conf} value: a file path, a JSON string, or null
+   * @throws IllegalArgumentException naming the variable or the file on a bad value
+   */
+  static JsonObject effective(String confArgument, Map<String, String> environment) {
+    JsonObject config = new JsonObject();
+    JsonObject inline = null;
+    if (confArgument != null) {
+      Path file = Path.of(confArgument);
+      if (looksLikeFile(confArgument) && Files.isReadable(file)) {
+        config = readFile(file);
+      } else {
+        inline = parse(confArgument, "-conf");
+      }
+    }
+    config.mergeIn(fromEnvironment(environment), true);
+    if (inline != null) {
+      config.mergeIn(inline, true);
+    }
+    return config;
+  }
+
+  private static boolean looksLikeFile(String argument) {
+    return !argument.trim().startsWith("{");
+  }
+
+  private static JsonObject readFile(Path file) {
+    try {
+      return parse(Files.readString(file), file.toString());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("-conf: cannot read " + file + ": " + e.getMessage());
+    }
+  }
+
+  private static JsonObject parse(String text, String source) {
+    try {
+      return new JsonObject(text);
+    } catch (DecodeException e) {
+      throw new IllegalArgumentException(source + ": not a JSON object: " + e.getMessage());
+    }
+  }
+
+  /** The overrides the environment holds, as a configuration fragment. */
+  static JsonObject fromEnvironment(Map<String, String> environment) {
+    JsonObject overrides = new JsonObject();
+    for (Map.Entry<String, String> variable : new TreeSet<>(environment.keySet()).stream()
+        .map(name -> Map.entry(name, environment.get(name))).toList()) {
+      String name = variable.getKey();
+      if (!name.startsWith(PREFIX) || NOT_CONFIG.contains(name)) {
+        continue;
+      }
+      Map.Entry<String, Object> key = VARIABLES.get(name);
+      if (key == null) {
+        throw new IllegalArgumentException(name + ": no such frame-echo setting; known variables: "
+          + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT)");
+      }
+      put(overrides, key.getKey(), typed(name, variable.getValue(), key.getValue()));
+    }
+    return overrides;
+  }
+
+  private static Object typed(String name, String text, Object example) {
+    String value = text.trim();
+    if (example instanceof Boolean) {
+      if (value.equals("true") || value.equals("false")) {
+        return Boolean.valueOf(value);
+      }
+      throw new IllegalArgumentException(name + ": \"" + text + "\" is not true or false");
+    }
+    if (example instanceof Number) {
+      try {
+        return Long.parseLong(value);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(name + ": \"" + text + "\" is not an integer");
+      }
+    }
+    if (example instanceof JsonObject) {
+      return parse(value, name);
+    }
+    return text;
+  }
+
+  private static void put(JsonObject target, String keyPath, Object value) {
+    int dot = keyPath.indexOf('.');
+    if (dot < 0) {
+      target.put(keyPath, value);
+      return;
+    }
+    String head = keyPath.substring(0, dot);
+    JsonObject nested = target.getJsonObject(head);
+    if (nested == null) {
+      nested = new JsonObject();
+      target.put(head, nested);
+    }
+    put(nested, keyPath.substring(dot + 1), value);
+  }
+}

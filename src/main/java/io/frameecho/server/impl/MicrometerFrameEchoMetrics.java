@@ -1,0 +1,95 @@
+package io.frameecho.server.impl;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.vertx.core.shareddata.Shareable;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** frame-echo's own meters, named {@code frame_echo_*} in Prometheus; one set per process. */
+public final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
+
+  private final Counter requests;
+  private final Counter responses;
+  private final DistributionSummary frameSizes;
+  private final Counter protocolErrors;
+  private final Timer latency;
+  private final Map<ConnectionLimits.Rejection, Counter> rejected = new EnumMap<>(ConnectionLimits.Rejection.class);
+  private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
+  private final AtomicInteger paused = new AtomicInteger();
+
+  public MicrometerFrameEchoMetrics(MeterRegistry registry, ConnectionLimits limits) {
+    requests = Counter.builder("frame.echo.requests").description("Request frames received").register(registry);
+    responses = Counter.builder("frame.echo.responses").description("Response frames queued for writing").register(registry);
+    frameSizes = DistributionSummary.builder("frame.echo.frame.size").baseUnit("bytes")
+      .description("Payload sizes of request frames")
+      .serviceLevelObjectives(16, 256, 4096, 65536, 1 << 20, 16 << 20, 32 << 20)
+      .register(registry);
+    protocolErrors = Counter.builder("frame.echo.protocol.errors").description("Connections ended by an oversized header").register(registry);
+    latency = Timer.builder("frame.echo.request.latency")
+      .description("Time from a request frame complete to its response queued, inside the server")
+      .serviceLevelObjectives(Duration.ofNanos(10_000), Duration.ofNanos(100_000), Duration.ofMillis(1), Duration.ofMillis(10),
+        Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofSeconds(10))
+      .register(registry);
+    for (ConnectionLimits.Rejection why : ConnectionLimits.Rejection.values()) {
+      rejected.put(why, Counter.builder("frame.echo.connections.rejected").tag("limit", why.key())
+        .description("Connections turned away by a limit").register(registry));
+    }
+    for (CloseReason reason : CloseReason.values()) {
+      closed.put(reason, Counter.builder("frame.echo.connections.closed").tag("reason", reason.name().toLowerCase(Locale.ROOT))
+        .description("Connections ended, by reason (timeouts included)").register(registry));
+    }
+    Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get)
+      .description("Connections not reading because of back-pressure").register(registry);
+    Gauge.builder("frame.echo.connections.open", limits, ConnectionLimits::openConnections)
+      .description("Connections open").register(registry);
+    Gauge.builder("frame.echo.buffered", limits.budget(), BufferBudget::used).baseUnit("bytes")
+      .description("Bytes held in frames being read and responses being written (maxBufferedBytes budget)").register(registry);
+  }
+
+  @Override
+  public long requestReceived(int payloadBytes) {
+    requests.increment();
+    frameSizes.record(payloadBytes);
+    return System.nanoTime();
+  }
+
+  @Override
+  public void responseQueued(long receivedNanos) {
+    responses.increment();
+    latency.record(System.nanoTime() - receivedNanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public void protocolError() {
+    protocolErrors.increment();
+  }
+
+  @Override
+  public void connectionRejected(ConnectionLimits.Rejection why) {
+    rejected.get(why).increment();
+  }
+
+  @Override
+  public void connectionClosed(CloseReason reason) {
+    closed.get(reason).increment();
+  }
+
+  @Override
+  public void readingPaused() {
+    paused.incrementAndGet();
+  }
+
+  @Override
+  public void readingResumed() {
+    paused.decrementAndGet();
+  }
+}

@@ -1,0 +1,59 @@
+package io.frameecho.server.impl;
+
+import io.frameecho.server.MetricsOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerOptions;
+
+/**
+ * The HTTP endpoint on the metrics port: {@code /metrics} (Prometheus text), {@code /health/live} (the
+ * process answers) and {@code /health/ready} (503 from the moment shutdown starts draining).
+ */
+public final class OperationsEndpoint {
+
+  private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
+
+  private OperationsEndpoint() {
+  }
+
+  public static Future<HttpServer> start(Vertx vertx, MetricsOptions options, Operations operations) {
+    return vertx.createHttpServer(new HttpServerOptions().setHost(options.getHost()).setPort(options.getPort()))
+      .requestHandler(request -> handle(request, operations))
+      .listen();
+  }
+
+  private static void handle(HttpServerRequest request, Operations operations) {
+    if (request.method() != HttpMethod.GET && request.method() != HttpMethod.HEAD) {
+      request.response().setStatusCode(405).end();
+      return;
+    }
+    switch (request.path()) {
+      case "/metrics": {
+        String text = operations.scrape();
+        if (text == null) {
+          request.response().setStatusCode(404).end("no Prometheus registry\n");
+        } else {
+          request.response().putHeader("Content-Type", PROMETHEUS_TEXT).end(text);
+        }
+        break;
+      }
+      case "/health/live":
+        json(request, 200, "UP");
+        break;
+      case "/health/ready":
+        boolean ready = operations.ready();
+        json(request, ready ? 200 : 503, ready ? "UP" : "DOWN");
+        break;
+      default:
+        request.response().setStatusCode(404).end();
+    }
+  }
+
+  private static void json(HttpServerRequest request, int status, String state) {
+    request.response().setStatusCode(status).putHeader("Content-Type", "application/json")
+      .end("{\"status\":\"" + state + "\"}\n");
+  }
+}

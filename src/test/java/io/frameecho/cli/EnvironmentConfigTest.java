@@ -1,0 +1,83 @@
+package io.frameecho.cli;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class EnvironmentConfigTest {
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void variableNamesFollowTheKeys() {
+    assertEquals("FRAME_ECHO_PORT", EnvironmentConfig.variableName("port"));
+    assertEquals("FRAME_ECHO_MAX_FRAME_SIZE", EnvironmentConfig.variableName("maxFrameSize"));
+    assertEquals("FRAME_ECHO_HANDLER_MAX_IN_FLIGHT", EnvironmentConfig.variableName("handler.maxInFlight"));
+    assertTrue(EnvironmentConfig.knownVariables().containsAll(java.util.List.of("FRAME_ECHO_TLS_CERT_PATH",
+      "FRAME_ECHO_METRICS_ENABLED", "FRAME_ECHO_NET_SERVER_OPTIONS", "FRAME_ECHO_WRITE_STALL_TIMEOUT_MS")));
+  }
+
+  @Test
+  void everyKeyOfTheConfigurationHasAVariable() {
+    JsonObject all = EnvironmentConfig.fromEnvironment(Map.ofEntries(
+      Map.entry("FRAME_ECHO_HOST", "127.0.0.1"), Map.entry("FRAME_ECHO_PORT", "5555"),
+      Map.entry("FRAME_ECHO_MAX_FRAME_SIZE", "1024"), Map.entry("FRAME_ECHO_HANDLER_TYPE", "eventbus"),
+      Map.entry("FRAME_ECHO_METRICS_ENABLED", "true"), Map.entry("FRAME_ECHO_TLS_CERT_PATH", "c.pem"),
+      Map.entry("FRAME_ECHO_TLS_KEY_PATH", "k.pem"), Map.entry("FRAME_ECHO_NET_SERVER_OPTIONS", "{\"tcpKeepAlive\":true}"),
+      Map.entry("FRAME_ECHO_LOG_LEVEL", "DEBUG"), Map.entry("PATH", "/bin")));
+    FrameEchoOptions options = new FrameEchoOptions(all);
+    assertEquals("127.0.0.1", options.getHost());
+    assertEquals(5555, options.getPort());
+    assertEquals(1024, options.getMaxFrameSize());
+    assertEquals("eventbus", options.getHandler().getType());
+    assertTrue(options.getMetrics().isEnabled());
+    assertEquals("c.pem", options.getTls().getCertPath());
+    assertEquals(true, options.getNetServerOptions().getBoolean("tcpKeepAlive"));
+  }
+
+  @Test
+  void badVariablesNameThemselves() {
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.fromEnvironment(Map.of("FRAME_ECHO_PORT", "http")))
+      .getMessage().startsWith("FRAME_ECHO_PORT: \"http\" is not an integer"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.fromEnvironment(Map.of("FRAME_ECHO_METRICS_ENABLED", "yes")))
+      .getMessage().startsWith("FRAME_ECHO_METRICS_ENABLED: \"yes\" is not true or false"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.fromEnvironment(Map.of("FRAME_ECHO_MAX_FRAMESIZE", "1")))
+      .getMessage().startsWith("FRAME_ECHO_MAX_FRAMESIZE: no such frame-echo setting"));
+  }
+
+  @Test
+  void fileThenEnvironmentThenInline() throws Exception {
+    Path file = dir.resolve("config.json");
+    Files.writeString(file, "{\"port\":1111,\"maxFrameSize\":100,\"handler\":{\"type\":\"echo\",\"maxInFlight\":5}}");
+    Map<String, String> env = Map.of("FRAME_ECHO_PORT", "2222", "FRAME_ECHO_HANDLER_MAX_IN_FLIGHT", "7");
+
+    JsonObject fromFile = EnvironmentConfig.effective(file.toString(), env);
+    assertEquals(2222, fromFile.getLong("port"), "environment over file");
+    assertEquals(100, fromFile.getLong("maxFrameSize"), "file kept where the environment is silent");
+    assertEquals(7, fromFile.getJsonObject("handler").getLong("maxInFlight"));
+    assertEquals("echo", fromFile.getJsonObject("handler").getString("type"), "nested keys merge, not replace");
+
+    JsonObject inline = EnvironmentConfig.effective("{\"port\":3333}", env);
+    assertEquals(3333, inline.getLong("port"), "inline over environment");
+    assertEquals(7, inline.getJsonObject("handler").getLong("maxInFlight"));
+
+    assertEquals(2222, EnvironmentConfig.effective(null, env).getLong("port"), "environment alone");
+  }
+
+  @Test
+  void confArgumentIsFoundInTheLauncherArguments() {
+    assertEquals("c.json", Main.confArgument(new String[] {"-instances", "2", "-conf", "c.json"}));
+    assertEquals("{}", Main.confArgument(new String[] {"--conf={}"}));
+    assertEquals(null, Main.confArgument(new String[] {"-cluster"}));
+  }
+}

@@ -1,0 +1,191 @@
+package io.frameecho.ops;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.FrameEchoVerticle;
+import io.frameecho.testkit.RawConnection;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.micrometer.MicrometerMetricsOptions;
+import io.vertx.micrometer.VertxPrometheusOptions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The metrics and health endpoint, scraped with a real HTTP client after known traffic, on a Vert.x
+ * started with Micrometer metrics as the launcher starts it.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class MetricsTest {
+
+  private Vertx vertx;
+  private HttpClient http;
+
+  @BeforeEach
+  void startVertx() {
+    vertx = Vertx.builder().with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+      .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true)))).build();
+    http = vertx.createHttpClient();
+  }
+
+  @AfterEach
+  void stopVertx() throws Exception {
+    await(vertx.close());
+  }
+
+  private static <T> T await(Future<T> future) throws Exception {
+    return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private FrameEchoVerticle deploy(JsonObject config) throws Exception {
+    FrameEchoVerticle verticle = new FrameEchoVerticle();
+    JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0)
+      .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0)).mergeIn(config);
+    await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)));
+    return verticle;
+  }
+
+  private Future<HttpClientResponse> get(int port, String path) {
+    return http.request(HttpMethod.GET, port, "127.0.0.1", path).compose(req -> req.send());
+  }
+
+  /** Status code and body, read together. */
+  private String fetch(int port, String path) throws Exception {
+    return await(get(port, path).compose(resp -> resp.body().map(body -> resp.statusCode() + " " + body)));
+  }
+
+  private String scrape(int port) throws Exception {
+    return await(get(port, "/metrics").compose(HttpClientResponse::body)).toString();
+  }
+
+  private static double value(String scrape, String series) {
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$").matcher(scrape);
+    assertTrue(m.find(), "no " + series + " in\n" + scrape);
+    return Double.parseDouble(m.group(1));
+  }
+
+  @Test
+  void countsWhatHappened() throws Exception {
+    FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 3).put("frameTimeoutMs", 300));
+    int port = verticle.actualPort();
+    int requests = 10;
+    int size = 100_000;
+
+    // Ten 100 kB requests on one connection.
+    RawConnection client = await(RawConnection.open(vertx, port));
+    Buffer stream = Buffer.buffer();
+    for (int i = 0; i < requests; i++) {
+      stream.appendBuffer(Frames.frame(Buffer.buffer(new byte[size])));
+    }
+    await(client.write(stream).compose(v -> client.expectFrames(requests)));
+    // One protocol error, one frame that never completes.
+    RawConnection bad = await(RawConnection.open(vertx, port));
+    await(bad.write(Buffer.buffer().appendIntLE(-1)).compose(v -> bad.closed()));
+    RawConnection slow = await(RawConnection.open(vertx, port));
+    await(slow.write(Buffer.buffer(new byte[] {1, 0})).compose(v -> slow.closed()));
+    // Three more while the first is open: maxConnections is 3, so... all three fit (the other two are gone)
+    // and two more are turned away.
+    List<RawConnection> extra = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      extra.add(await(RawConnection.open(vertx, port)));
+    }
+    for (RawConnection c : extra) {
+      c.write(Frames.frame(Buffer.buffer("x")));
+    }
+    await(Future.all(extra.subList(2, 4).stream().map(RawConnection::closed).toList()));
+    await(Future.all(extra.subList(0, 2).stream().map(c -> c.expectFrames(1)).toList()));
+
+    String text = scrape(verticle.metricsPort());
+    assertEquals(requests + 2, value(text, "frame_echo_requests_total"));
+    assertEquals(requests + 2, value(text, "frame_echo_responses_total"));
+    assertEquals(requests + 2, value(text, "frame_echo_frame_size_bytes_count"));
+    assertEquals(requests * size + 2, value(text, "frame_echo_frame_size_bytes_sum"));
+    assertEquals(requests, value(text, "frame_echo_frame_size_bytes_bucket{le=\"1048576.0\"}") - value(text, "frame_echo_frame_size_bytes_bucket{le=\"65536.0\"}"));
+    assertEquals(requests + 2, value(text, "frame_echo_request_latency_seconds_count"));
+    assertEquals(1, value(text, "frame_echo_protocol_errors_total"));
+    assertEquals(1, value(text, "frame_echo_connections_closed_total{reason=\"protocol_error\"}"));
+    assertEquals(1, value(text, "frame_echo_connections_closed_total{reason=\"frame_timeout\"}"));
+    assertEquals(2, value(text, "frame_echo_connections_rejected_total{limit=\"maxConnections\"}"));
+    assertEquals(3, value(text, "frame_echo_connections_open"));
+    assertEquals(3, value(text, "vertx_net_server_active_connections"));
+    // Vert.x counts bytes in 4 KiB steps per connection: within that of what was really sent.
+    double sent = requests * (4.0 + size) + 4 + 2 + 2 * 5;
+    double read = value(text, "vertx_net_server_bytes_read_total");
+    assertTrue(read <= sent && read >= sent - 4096 * 7, "bytes read " + read + " for " + sent + " sent");
+
+    await(Future.all(client.close(), extra.get(0).close(), extra.get(1).close()));
+    for (RawConnection c : List.of(bad, slow, extra.get(2), extra.get(3))) {
+      await(c.close());
+    }
+  }
+
+  @Test
+  void pausedConnectionsAreAGauge() throws Exception {
+    FrameEchoVerticle verticle = deploy(new JsonObject().put("writeQueueMaxSize", 1024));
+    RawConnection reader = await(RawConnection.open(vertx, verticle.actualPort()));
+    reader.stopReading();
+    // Far more than the kernel buffers hold: the server's write queue fills and it stops reading.
+    Buffer big = Frames.frame(Buffer.buffer(new byte[16 << 20]));
+    reader.write(big);
+    reader.write(big);
+    double paused = 0;
+    for (int i = 0; i < 100 && paused == 0; i++) {
+      paused = value(scrape(verticle.metricsPort()), "frame_echo_connections_paused");
+      if (paused == 0) {
+        await(vertx.timer(50, TimeUnit.MILLISECONDS));
+      }
+    }
+    assertEquals(1, paused);
+    reader.startReading();
+    await(reader.expectFrames(2));
+    assertEquals(0, value(scrape(verticle.metricsPort()), "frame_echo_connections_paused"));
+    await(reader.close());
+  }
+
+  @Test
+  void readinessTurnsFalseBeforeTheServerStopsAccepting() throws Exception {
+    FrameEchoVerticle verticle = deploy(new JsonObject().put("drainDelayMs", 1500));
+    int metricsPort = verticle.metricsPort();
+    assertEquals("200 {\"status\":\"UP\"}\n", fetch(metricsPort, "/health/ready"));
+    assertEquals("200 {\"status\":\"UP\"}\n", fetch(metricsPort, "/health/live"));
+
+    String id = vertx.deploymentIDs().iterator().next();
+    Future<Void> undeployed = vertx.undeploy(id);
+    // The undeploy reaches the verticle's event loop a moment later: ask until readiness has turned.
+    String ready = fetch(metricsPort, "/health/ready");
+    for (int i = 0; i < 50 && ready.startsWith("200"); i++) {
+      await(vertx.timer(10, TimeUnit.MILLISECONDS));
+      ready = fetch(metricsPort, "/health/ready");
+    }
+    assertEquals("503 {\"status\":\"DOWN\"}\n", ready);
+    // Still accepting while the load balancer catches up.
+    RawConnection late = await(RawConnection.open(vertx, verticle.actualPort()));
+    assertEquals(List.of(Buffer.buffer("late")), await(late.write(Frames.frame(Buffer.buffer("late"))).compose(v -> late.expectFrames(1))));
+    await(late.close());
+    await(undeployed);
+  }
+
+  @Test
+  void metricsOffMeansNoEndpoint() throws Exception {
+    FrameEchoVerticle verticle = new FrameEchoVerticle();
+    await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0))));
+    assertEquals(0, verticle.metricsPort());
+  }
+}

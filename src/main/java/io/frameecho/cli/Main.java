@@ -1,6 +1,12 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.FrameEchoOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxBuilder;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.transport.Transport;
+import org.slf4j.LoggerFactory;
 import io.vertx.launcher.application.HookContext;
 import io.vertx.launcher.application.VertxApplication;
 import io.vertx.launcher.application.VertxApplicationHooks;
@@ -67,6 +73,25 @@ public final class Main extends VertxApplication {
 
     Hooks(JsonObject config) {
       this.config = config;
+    }
+
+    /** The {@code transport} setting: the requested native transport, or NIO with one line saying why. */
+    @Override
+    public VertxBuilder createVertxBuilder(VertxOptions options) {
+      String wanted = config.getString("transport", FrameEchoOptions.DEFAULT_TRANSPORT);
+      Transport transport = switch (wanted) {
+        case "nio" -> Transport.NIO;
+        case "epoll" -> Transport.EPOLL;
+        case "io_uring" -> Transport.IO_URING;
+        default -> Transport.EPOLL;
+      };
+      if (transport == null || !transport.available()) {
+        Throwable why = transport == null ? null : transport.unavailabilityCause();
+        LoggerFactory.getLogger(Main.class).warn("transport {} is not available here ({}); using nio",
+          wanted.equals("auto") ? "epoll" : wanted, why == null ? "not on this platform" : why.toString());
+        transport = Transport.NIO;
+      }
+      return Vertx.builder().with(options).withTransport(transport);
     }
 
     @Override

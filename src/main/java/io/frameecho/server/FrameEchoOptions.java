@@ -39,10 +39,14 @@ public class FrameEchoOptions {
   /** On shutdown, how long to keep accepting after readiness turns false, so load balancers stop first. */
   public static final long DEFAULT_DRAIN_DELAY_MS = 0;
 
+  /** The event-loop transport the launcher builds Vert.x with: {@code auto} picks the fastest available. */
+  public static final String DEFAULT_TRANSPORT = "auto";
+  private static final java.util.List<String> TRANSPORTS = java.util.List.of("auto", "nio", "epoll", "io_uring");
+
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
   private static final java.util.List<String> KEYS = java.util.List.of("host", "port", "maxFrameSize", "writeQueueMaxSize",
     "handler", "maxConnections", "maxConnectionsPerIp", "maxBufferedBytes", "idleTimeoutMs", "frameTimeoutMs",
-    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "drainDelayMs", "metrics");
+    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "transport", "drainDelayMs", "metrics");
 
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
@@ -62,6 +66,7 @@ public class FrameEchoOptions {
   private TlsOptions tls;
   private JsonObject netServerOptions = new JsonObject();
   private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
+  private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
 
   public FrameEchoOptions() {
@@ -83,6 +88,7 @@ public class FrameEchoOptions {
     this.tls = other.tls == null ? null : new TlsOptions(other.tls);
     this.netServerOptions = other.netServerOptions.copy();
     this.drainDelayMs = other.drainDelayMs;
+    this.transport = other.transport;
     this.metrics = new MetricsOptions(other.metrics);
   }
 
@@ -138,6 +144,9 @@ public class FrameEchoOptions {
         case "netServerOptions":
           setNetServerOptions(ConfigValues.object(key, value));
           break;
+        case "transport":
+          setTransport(ConfigValues.string(key, value));
+          break;
         case "drainDelayMs":
           setDrainDelayMs(ConfigValues.longInteger(key, value));
           break;
@@ -166,6 +175,7 @@ public class FrameEchoOptions {
       .put("shutdownTimeoutMs", shutdownTimeoutMs)
       .put("tls", tls == null ? null : tls.toJson())
       .put("netServerOptions", netServerOptions.copy())
+      .put("transport", transport)
       .put("drainDelayMs", drainDelayMs)
       .put("metrics", metrics.toJson());
   }
@@ -352,6 +362,23 @@ public class FrameEchoOptions {
       }
     }
     this.netServerOptions = netServerOptions.copy();
+    return this;
+  }
+
+  public String getTransport() {
+    return transport;
+  }
+
+  /**
+   * {@code auto}, {@code nio}, {@code epoll} or {@code io_uring}. The launcher builds Vert.x with it (a
+   * native transport that cannot load falls back to NIO with one log line); an application that builds its
+   * own Vert.x chooses there, and the start-up line shows what is in use.
+   */
+  public FrameEchoOptions setTransport(String transport) {
+    if (!TRANSPORTS.contains(transport)) {
+      throw new IllegalArgumentException("transport: \"" + transport + "\" is not one of " + String.join(", ", TRANSPORTS));
+    }
+    this.transport = transport;
     return this;
   }
 

@@ -84,15 +84,21 @@ public final class FrameEchoServer {
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().map(s -> {
       operations.listening();
-      log.info("frame-echo listening on {}:{}{} (maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+      log.info("frame-echo listening on {}:{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
           + "shutdownTimeoutMs={})",
-        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", options.getMaxFrameSize(),
+        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", transportName(), options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getShutdownTimeoutMs());
       return this;
     });
+  }
+
+  /** The transport this Vert.x runs on: nio, epoll, io_uring (or kqueue). */
+  private String transportName() {
+    String name = ((io.vertx.core.internal.VertxInternal) vertx).transport().getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
+    return name.replace("transport", "").replace("iouring", "io_uring");
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */

@@ -95,6 +95,12 @@ class FrameEchoOptionsTest {
   }
 
   @Test
+  void transportIsOneOfFour() {
+    assertEquals("io_uring", new FrameEchoOptions(new JsonObject().put("transport", "io_uring")).getTransport());
+    assertTrue(error(new JsonObject().put("transport", "kqueue")).startsWith("transport: \"kqueue\" is not one of auto, nio, epoll, io_uring"));
+  }
+
+  @Test
   void unknownKeyIsRefused() {
     assertTrue(error(new JsonObject().put("maxFrameSise", 10)).startsWith("unknown configuration key 'maxFrameSise'"));
   }

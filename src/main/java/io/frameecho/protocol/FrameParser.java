@@ -1,24 +1,28 @@
 package io.frameecho.protocol;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.parsetools.RecordParser;
 import io.vertx.core.streams.ReadStream;
 
 /**
  * Reassembles length-prefixed frames from a byte stream: the parsing half of the book's
  * {@code try_one_request}.
  * <p>
- * A two-state machine over a {@link RecordParser} in fixed-size mode: it asks for a 4-byte header, then
- * for exactly the payload length the header announced, then for the next header. The length is checked
- * against {@code maxFrameSize} (as an unsigned value) before the body is read; a zero-length frame is
- * delivered straight from the header, since a record of size 0 cannot be requested.
+ * A two-state machine (header, body) over Netty buffers. A frame that lies whole in one read is handed
+ * over as a slice of that read, without a copy; a frame that spans reads is gathered into one buffer of
+ * exactly its size, allocated once its header has announced the size (a 32 MiB frame costs one 32 MiB
+ * allocation, not a buffer doubling its way up). The length is checked against {@code maxFrameSize} (as an
+ * unsigned value) before any body byte is gathered.
  * <p>
  * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it, never to the
- * source directly, so frames already buffered stop as well. It counts the bytes it has been given and
+ * source directly, so bytes already received stop as well. It counts the bytes it has been given and
  * those it has delivered, which tells a clean end from a cut frame and when a frame has started. It knows
- * nothing of sockets; fed through {@link #handle(Buffer)} it works on raw buffers, which is how it is
- * unit-tested.
+ * nothing of sockets; fed through {@link #handle(Buffer)} or {@link #handle(ByteBuf)} it works on raw
+ * buffers, which is how it is unit-tested.
  * <p>
  * Not thread-safe: use it from one context, like the stream it reads.
  */
@@ -27,8 +31,22 @@ public final class FrameParser implements Handler<Buffer> {
   /** What the parser tells its owner, in stream order. */
   public interface Listener {
 
-    /** A complete request or response payload. */
+    /** A complete request or response payload, in a buffer of its own. */
     void frame(Buffer payload);
+
+    /**
+     * A complete frame, header included, as a Netty buffer the listener now owns and must release. The
+     * default copies the payload out and calls {@link #frame(Buffer)}; override it to avoid the copy.
+     */
+    default void frame(ByteBuf frame) {
+      try {
+        byte[] payload = new byte[frame.readableBytes() - Frames.HEADER_SIZE];
+        frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, payload);
+        frame(Buffer.buffer(payload));
+      } finally {
+        frame.release();
+      }
+    }
 
     /**
      * A {@link FrameTooLargeException} on an oversized header (the parser has stopped for good by then), or
@@ -50,16 +68,20 @@ public final class FrameParser implements Handler<Buffer> {
   }
 
   private static final int AWAITING_HEADER = -1;
-  private static final Buffer EMPTY = Buffer.buffer(0);
 
-  private final RecordParser records = RecordParser.newFixed(Frames.HEADER_SIZE);
-  private final ReadStream<Buffer> source;
+  private final ReadStream<?> source;
   private final int maxFrameSize;
   private final Listener listener;
 
-  /** Payload length of the frame being assembled, or {@link #AWAITING_HEADER}. */
+  /** Bytes of a frame not complete yet (header bytes, or header and part of the body); null when none. */
+  private ByteBuf partial;
+  /** Payload length of the frame in {@link #partial} once its header is complete, or {@link #AWAITING_HEADER}. */
   private int bodyLength = AWAITING_HEADER;
-  /** Bytes given to the parser, and bytes of the headers and bodies it has delivered. */
+  /** Whether {@link Listener#bodyAnnounced} was called for the frame at the front of the unread bytes. */
+  private boolean announced;
+  /** Bytes received while paused, not parsed yet; null when none. */
+  private ByteBuf held;
+  /** Bytes given to the parser, and bytes of the frames it has delivered. */
   private long received;
   private long delivered;
   private long frames;
@@ -67,62 +89,205 @@ public final class FrameParser implements Handler<Buffer> {
   /** A protocol error was reported; nothing more is delivered. */
   private boolean failed;
 
-  private FrameParser(ReadStream<Buffer> source, int maxFrameSize, Listener listener) {
+  private FrameParser(ReadStream<?> source, int maxFrameSize, Listener listener) {
     if (maxFrameSize <= 0) {
       throw new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize);
     }
     this.source = source;
     this.maxFrameSize = maxFrameSize;
     this.listener = listener;
-    records.handler(this::onRecord);
-    if (source != null) {
-      source.exceptionHandler(listener::failed);
-      source.endHandler(v -> listener.ended());
-      source.handler(this);
-    }
   }
 
-  /** A parser reading {@code source}: it takes over the source's data, end and exception handlers and its demand. */
+  /**
+   * A parser reading {@code source}: it takes over the source's data, end and exception handlers and its
+   * demand.
+   */
   public static FrameParser reading(ReadStream<Buffer> source, int maxFrameSize, Listener listener) {
+    FrameParser parser = new FrameParser(source, maxFrameSize, listener);
+    source.exceptionHandler(listener::failed);
+    source.endHandler(v -> listener.ended());
+    source.handler(parser);
+    return parser;
+  }
+
+  /**
+   * A parser that controls {@code source}'s demand, fed by the caller through {@link #handle(ByteBuf)}
+   * (for a source read as raw Netty buffers).
+   */
+  public static FrameParser controlling(ReadStream<?> source, int maxFrameSize, Listener listener) {
     return new FrameParser(source, maxFrameSize, listener);
   }
 
-  /** A parser fed by hand through {@link #handle(Buffer)}. */
+  /** A parser fed by hand. */
   public static FrameParser standalone(int maxFrameSize, Listener listener) {
     return new FrameParser(null, maxFrameSize, listener);
   }
 
-  /** Feeds raw bytes, as they arrived. */
+  /** Feeds bytes as they arrived, from a Vert.x buffer (copied: the caller keeps its buffer). */
   @Override
   public void handle(Buffer bytes) {
+    handle(Unpooled.wrappedBuffer(bytes.getBytes()));
+  }
+
+  /** Feeds bytes as they arrived; the parser takes ownership of {@code bytes} and releases it. */
+  public void handle(ByteBuf bytes) {
+    if (failed) {
+      bytes.release();
+      return;
+    }
     boolean wasAtBoundary = atFrameBoundary();
     long framesBefore = frames;
-    received += bytes.length();
-    records.handle(bytes);
+    received += bytes.readableBytes();
+    if (paused || held != null) {
+      hold(bytes);
+    } else {
+      parse(bytes);
+    }
     if (!failed && !atFrameBoundary() && (wasAtBoundary || frames != framesBefore)) {
       listener.frameStarted();
     }
   }
 
-  /** Stops delivering frames, including those already buffered, and stops reading the source. */
+  /** Parses {@code in} until it is used up, the parser pauses or fails; keeps what is left; releases {@code in}. */
+  private void parse(ByteBuf in) {
+    try {
+      while (in.isReadable() && !paused && !failed) {
+        if (partial != null) {
+          gather(in);
+        } else {
+          sliceOrStart(in);
+        }
+      }
+      if (in.isReadable() && !failed) {
+        hold(in.retainedSlice());
+        in.skipBytes(in.readableBytes());
+      }
+    } finally {
+      in.release();
+    }
+  }
+
+  /** At a frame boundary: deliver whole frames as slices of {@code in}, or start gathering a partial one. */
+  private void sliceOrStart(ByteBuf in) {
+    int readable = in.readableBytes();
+    if (readable < Frames.HEADER_SIZE) {
+      partial = in.alloc().buffer(Frames.HEADER_SIZE);
+      partial.writeBytes(in, readable);
+      return;
+    }
+    long length = in.getUnsignedIntLE(in.readerIndex());
+    if (!checkLength(length)) {
+      return;
+    }
+    int body = (int) length;
+    if (body > 0 && !announced) {
+      announced = true;
+      listener.bodyAnnounced(body);
+      if (paused) {
+        return;
+      }
+    }
+    if (readable >= Frames.HEADER_SIZE + body) {
+      ByteBuf frame = in.readRetainedSlice(Frames.HEADER_SIZE + body);
+      deliver(frame);
+    } else {
+      // One allocation of the whole frame's size, now that the header has told it.
+      partial = in.alloc().ioBuffer(Frames.HEADER_SIZE + body);
+      bodyLength = body;
+      partial.writeBytes(in, readable);
+    }
+  }
+
+  /** Inside a frame that spans reads: complete its header, then its body, from {@code in}. */
+  private void gather(ByteBuf in) {
+    if (bodyLength == AWAITING_HEADER) {
+      int missing = Frames.HEADER_SIZE - partial.readableBytes();
+      partial.writeBytes(in, Math.min(missing, in.readableBytes()));
+      if (partial.readableBytes() < Frames.HEADER_SIZE) {
+        return;
+      }
+      long length = partial.getUnsignedIntLE(partial.readerIndex());
+      if (!checkLength(length)) {
+        return;
+      }
+      int body = (int) length;
+      if (body == 0) {
+        ByteBuf frame = partial;
+        partial = null;
+        deliver(frame);
+        return;
+      }
+      ByteBuf whole = in.alloc().ioBuffer(Frames.HEADER_SIZE + body);
+      whole.writeBytes(partial);
+      partial.release();
+      partial = whole;
+      bodyLength = body;
+      if (!announced) {
+        announced = true;
+        listener.bodyAnnounced(body);
+        if (paused) {
+          return;
+        }
+      }
+    }
+    partial.writeBytes(in, Math.min(partial.writableBytes(), in.readableBytes()));
+    if (!partial.isWritable()) {
+      ByteBuf frame = partial;
+      partial = null;
+      bodyLength = AWAITING_HEADER;
+      deliver(frame);
+    }
+  }
+
+  private boolean checkLength(long length) {
+    if (length <= maxFrameSize) {
+      return true;
+    }
+    failed = true;
+    pause();
+    releaseBuffers();
+    listener.failed(new FrameTooLargeException(length, maxFrameSize));
+    return false;
+  }
+
+  private void deliver(ByteBuf frame) {
+    delivered += frame.readableBytes();
+    frames++;
+    announced = false;
+    listener.frame(frame);
+  }
+
+  private void hold(ByteBuf bytes) {
+    if (held == null) {
+      held = bytes;
+    } else {
+      CompositeByteBuf composite = held instanceof CompositeByteBuf c ? c : ByteBufAllocator.DEFAULT.compositeBuffer().addComponent(true, held);
+      held = composite.addComponent(true, bytes);
+    }
+  }
+
+  /** Stops delivering frames, including those already received, and stops reading the source. */
   public void pause() {
     paused = true;
-    records.pause();
     if (source != null) {
       source.pause();
     }
   }
 
   /**
-   * Delivers buffered frames again (the listener may pause once more while they are delivered), then
-   * resumes reading the source; not after a protocol error.
+   * Delivers the frames received meanwhile (the listener may pause once more while they are delivered),
+   * then resumes reading the source; not after a protocol error.
    */
   public void resume() {
     if (failed) {
       return;
     }
     paused = false;
-    records.resume();
+    if (held != null) {
+      ByteBuf bytes = held;
+      held = null;
+      parse(bytes);
+    }
     if (!paused && source != null) {
       source.resume();
     }
@@ -134,7 +299,7 @@ public final class FrameParser implements Handler<Buffer> {
 
   /** True when no frame has been started and not finished: an end here is a clean one. */
   public boolean atFrameBoundary() {
-    return bodyLength == AWAITING_HEADER && received == delivered;
+    return received == delivered;
   }
 
   /** Bytes received and not yet delivered: a partial frame, or whole frames held while paused. */
@@ -142,39 +307,15 @@ public final class FrameParser implements Handler<Buffer> {
     return received - delivered;
   }
 
-  private void onRecord(Buffer record) {
-    if (failed) {
-      return;
+  /** Releases what the parser holds; call when the stream is gone. */
+  public void releaseBuffers() {
+    if (partial != null) {
+      partial.release();
+      partial = null;
     }
-    if (bodyLength == AWAITING_HEADER) {
-      onHeader(record);
-    } else {
-      onBody(record);
+    if (held != null) {
+      held.release();
+      held = null;
     }
-  }
-
-  private void onHeader(Buffer header) {
-    delivered += Frames.HEADER_SIZE;
-    long length = header.getUnsignedIntLE(0);
-    if (length > maxFrameSize) {
-      failed = true;
-      pause();
-      listener.failed(new FrameTooLargeException(length, maxFrameSize));
-    } else if (length == 0) {
-      frames++;
-      listener.frame(EMPTY);
-    } else {
-      bodyLength = (int) length;
-      records.fixedSizeMode(bodyLength);
-      listener.bodyAnnounced(bodyLength);
-    }
-  }
-
-  private void onBody(Buffer body) {
-    delivered += bodyLength;
-    bodyLength = AWAITING_HEADER;
-    records.fixedSizeMode(Frames.HEADER_SIZE);
-    frames++;
-    listener.frame(body);
   }
 }

@@ -4,7 +4,10 @@ import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.EchoHandler;
 import io.frameecho.server.RequestHandler;
+import io.netty.buffer.ByteBuf;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -60,6 +63,8 @@ public final class Connection implements FrameParser.Listener {
   private final NetSocket socket;
   private final Vertx vertx;
   private final RequestHandler handler;
+  /** The built-in echo: answered from the request's own bytes. */
+  private final boolean echo;
   private final FrameEchoOptions options;
   private final BufferBudget budget;
   private final FrameEchoMetrics metrics;
@@ -97,6 +102,7 @@ public final class Connection implements FrameParser.Listener {
     this.socket = socket;
     this.vertx = vertx;
     this.handler = handler;
+    this.echo = handler instanceof EchoHandler;
     this.options = options;
     this.budget = budget;
     this.metrics = metrics;
@@ -114,7 +120,16 @@ public final class Connection implements FrameParser.Listener {
     socket.drainHandler(v -> onWriteQueueDrained());
     socket.closeHandler(v -> onClosed());
     socket.shutdownHandler(v -> onServerShutdown());
-    parser = FrameParser.reading(socket, options.getMaxFrameSize(), this);
+    socket.exceptionHandler(this::failed);
+    parser = FrameParser.controlling(socket, options.getMaxFrameSize(), this);
+    // Netty's own buffers, not Vert.x's copies of them: whole frames are sliced out without a copy.
+    ((NetSocketInternal) socket).messageHandler(msg -> {
+      if (msg instanceof ByteBuf bytes) {
+        parser.handle(bytes);
+      } else {
+        ReferenceCountUtil.release(msg);
+      }
+    });
     if (options.getIdleTimeoutMs() > 0) {
       lastRequestNanos = System.nanoTime();
       idleTimer = vertx.setTimer(options.getIdleTimeoutMs(), this::onIdleTimer);
@@ -192,6 +207,51 @@ public final class Connection implements FrameParser.Listener {
     } else {
       budget.whenReleased(() -> context.runOnContext(v -> retryBudget()));
     }
+  }
+
+  /**
+   * A whole frame as Netty gave it. For echo, the request frame is the response frame, header included:
+   * it goes back in one write, without a copy. Other applications get the payload in a buffer of their own.
+   */
+  @Override
+  public void frame(ByteBuf frame) {
+    if (!echo || !awaited.isEmpty()) {
+      FrameParser.Listener.super.frame(frame);
+      return;
+    }
+    int requestBytes = bodyReservation;
+    bodyReservation = 0;
+    int length = frame.readableBytes() - Frames.HEADER_SIZE;
+    if (options.getIdleTimeoutMs() > 0) {
+      lastRequestNanos = System.nanoTime();
+    }
+    if (log.isTraceEnabled()) {
+      byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
+      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
+      log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), length, new String(start, StandardCharsets.ISO_8859_1));
+    }
+    long receivedNanos = metrics.requestReceived(length);
+    budget.release(requestBytes);
+    if (closeRequested) {
+      frame.release();
+      return;
+    }
+    if (length > 0) {
+      budget.reserve(length);
+      ((NetSocketInternal) socket).writeMessage(frame).onComplete(ar -> {
+        budget.release(length);
+        if (ar.failed()) {
+          responsesLost = true;
+        }
+      });
+    } else {
+      ((NetSocketInternal) socket).writeMessage(frame);
+    }
+    if (writeQueueFull()) {
+      stopReading(WRITE_QUEUE_FULL);
+    }
+    metrics.responseQueued(receivedNanos);
+    closeIfDone();
   }
 
   @Override
@@ -464,6 +524,7 @@ public final class Connection implements FrameParser.Listener {
     }
     budget.release(bodyReservation);
     bodyReservation = 0;
+    parser.releaseBuffers();
     bodyAwaitingBudget = 0;
     cancelTimers();
     if (readingStoppedFor != 0) {

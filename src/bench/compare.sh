@@ -6,7 +6,8 @@
 # Each server runs pinned to CPU 0 and the load generator (frame-echo's bench) to CPU 1. For each
 # scenario: a warm-up run whose figures are dropped, then the measured run; the server's CPU time and
 # resident memory are read from /proc around the measured run. Then 10,000 idle connections: server
-# memory before and after, and a busy client's requests/s next to them.
+# memory before and after (for the JVM after a GC requested with jcmd), and a busy client's
+# requests/s next to them.
 #
 # Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
@@ -81,8 +82,10 @@ start_server() { # name
   port_in_use && die "something already listens on port $PORT"
   case "$1" in
     frame-echo)
+      # The shipped config, with room for the idle test's connections plus the busy client.
       # shellcheck disable=SC2086
-      taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" -conf "$ROOT/conf/config.json" >"$OUT/frame-echo.log" 2>&1 &
+      FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 100)) taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" \
+        -conf "$ROOT/conf/config.json" >"$OUT/frame-echo.log" 2>&1 &
       ;;
     book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
   esac
@@ -96,6 +99,8 @@ start_server() { # name
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+# For a JVM, collect garbage first, so that RSS shows what is live rather than what awaits collection.
+settle_memory() { if command -v jcmd >/dev/null && jcmd "$SERVER_PID" GC.run >/dev/null 2>&1; then sleep 1; fi; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
 
 run_scenarios() { # server
@@ -123,6 +128,7 @@ idle_memory() { # server
   # One request first, so the JVM has loaded its request path before "before" is read.
   "${BENCH[@]}" -c 1 -n 100 >/dev/null
   "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$WARMUP" -w 0 --json "$OUT/$server-busy-alone.json" >/dev/null
+  settle_memory
   before=$(rss_kib)
   echo "[$server] opening $IDLE idle connections" >&2
   "${BENCH[@]}" --idle -c "$IDLE" -d $((DURATION + 60)) >/dev/null &
@@ -133,6 +139,7 @@ idle_memory() { # server
     sleep 0.1
   done
   sleep 2   # let the last accepts settle before reading memory
+  settle_memory
   after=$(rss_kib)
   "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$DURATION" -w 1 --json "$OUT/$server-busy-idle.json" >/dev/null || true
   kill "$pid_bench" 2>/dev/null || true

@@ -6,6 +6,14 @@ final class ConfigValues {
   private ConfigValues() {
   }
 
+  /** A host name or address to bind: not empty. */
+  static String requireHost(String key, String host) {
+    if (host == null || host.isBlank()) {
+      throw new IllegalArgumentException(key + ": must be a non-empty host name or address");
+    }
+    return host;
+  }
+
   static boolean bool(String key, Object value) {
     if (value instanceof Boolean) {
       return (Boolean) value;

@@ -186,10 +186,7 @@ public class FrameEchoOptions {
 
   /** The address to bind; {@code 0.0.0.0} for every interface. */
   public FrameEchoOptions setHost(String host) {
-    if (host == null || host.isBlank()) {
-      throw new IllegalArgumentException("host: must be a non-empty host name or address");
-    }
-    this.host = host;
+    this.host = ConfigValues.requireHost("host", host);
     return this;
   }
 

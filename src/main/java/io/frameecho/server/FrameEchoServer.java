@@ -183,9 +183,7 @@ public final class FrameEchoServer {
     }
     operations.stoppedListening();
     shutdown = allClosed.future().map(v -> {
-      if (drained + cut > 0) {
-        log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
-      }
+      log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
       return null;
     });
     if (connections.isEmpty()) {

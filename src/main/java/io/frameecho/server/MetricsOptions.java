@@ -68,10 +68,7 @@ public class MetricsOptions {
   }
 
   public MetricsOptions setHost(String host) {
-    if (host == null || host.isBlank()) {
-      throw new IllegalArgumentException("metrics.host: must be a non-empty host name or address");
-    }
-    this.host = host;
+    this.host = ConfigValues.requireHost("metrics.host", host);
     return this;
   }
 

@@ -116,13 +116,7 @@ class LauncherIT {
     Path conf = Files.createTempFile("frame-echo", ".json");
     try {
       Files.writeString(conf, "{\"host\":\"127.0.0.1\",\"port\":0,\"writeQueueMaxSize\":4096}");
-      BlockingQueue<String> lines = start(new ArrayList<>(), "-conf", conf.toString());
-      String line;
-      do {
-        line = lines.poll(30, TimeUnit.SECONDS);
-        assertNotNull(line);
-        assertNotEquals("<eof>", line);
-      } while (!line.contains("frame-echo listening"));
+      String line = nextStartupLine(start(new ArrayList<>(), "-conf", conf.toString()));
       assertTrue(line.contains("writeQueueMaxSize=4096,"), line);
     } finally {
       Files.deleteIfExists(conf);

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Level;
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.impl.Connection;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.Quiet;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -233,7 +234,7 @@ class FrameEchoServerTest {
           }
         };
         pump[0].run();
-        return untilStalled(vertx, bytesTakenIn).compose(stalledAt -> {
+        return Quiet.until(vertx, bytesTakenIn::get, 10).compose(stalledAt -> {
           ctx.verify(() -> {
             assertTrue(sent[0] < frameCount, "the client could send everything: nothing held it back");
             assertTrue(stalledAt <= 64L << 20, "the server took in " + stalledAt + " bytes without their responses being read");
@@ -243,23 +244,6 @@ class FrameEchoServerTest {
         }).eventually(c::close);
       })
       .onComplete(ctx.succeedingThenComplete());
-  }
-
-  /** Completes with the counter's value once it has not moved for a second (checked every 100 ms). */
-  private static Future<Long> untilStalled(Vertx vertx, AtomicLong counter) {
-    Promise<Long> stalled = Promise.promise();
-    long[] last = {-1};
-    int[] quietTicks = {0};
-    vertx.setPeriodic(100, id -> {
-      long now = counter.get();
-      quietTicks[0] = now == last[0] && now > 0 ? quietTicks[0] + 1 : 0;
-      last[0] = now;
-      if (quietTicks[0] == 10) {
-        vertx.cancelTimer(id);
-        stalled.complete(now);
-      }
-    });
-    return stalled.future();
   }
 
   @Test

@@ -5,6 +5,7 @@ import io.frameecho.protocol.Frames;
 import io.frameecho.server.impl.Connection;
 import io.frameecho.server.impl.ConnectionLimits;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.Quiet;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -431,10 +432,10 @@ class HostileClientTest {
           return null;
         }));
       }
-      return sent.compose(v -> untilQuiet(vertx, handled, 10)).compose(stalledAt -> {
+      return sent.compose(v -> Quiet.until(vertx, handled::get, 10)).compose(stalledAt -> {
         long peak = ConnectionLimits.find(vertx).budget().peak();
         ctx.verify(() -> {
-          assertEquals(2, stalledAt, "frames taken in while the budget is spent");
+          assertEquals(2L, stalledAt, "frames taken in while the budget is spent");
           assertTrue(peak <= 64L << 20, "held " + peak + " bytes over a 64 MiB budget");
         });
         List<Future<Void>> answered = new ArrayList<>();
@@ -514,7 +515,7 @@ class HostileClientTest {
         Arrays.fill(bytes, (byte) i);
         c.write(Frames.frame(Buffer.buffer(bytes)));
       }
-      return untilQuiet(vertx, handled, 10).compose(stalledAt -> {
+      return Quiet.until(vertx, handled::get, 10).compose(stalledAt -> {
         long peak = ConnectionLimits.find(vertx).budget().peak();
         ctx.verify(() -> {
           assertTrue(stalledAt < count, "the server stopped taking frames in");
@@ -527,20 +528,4 @@ class HostileClientTest {
     })).onComplete(ctx.succeedingThenComplete());
   }
 
-  /** Completes with the counter once it has not moved for {@code quietTicks} checks 100 ms apart. */
-  private static Future<Integer> untilQuiet(Vertx vertx, AtomicInteger counter, int quietTicks) {
-    Promise<Integer> quiet = Promise.promise();
-    int[] last = {-1};
-    int[] still = {0};
-    vertx.setPeriodic(100, id -> {
-      int now = counter.get();
-      still[0] = now == last[0] && now > 0 ? still[0] + 1 : 0;
-      last[0] = now;
-      if (still[0] == quietTicks) {
-        vertx.cancelTimer(id);
-        quiet.complete(now);
-      }
-    });
-    return quiet.future();
-  }
 }

@@ -293,10 +293,6 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  public boolean isPaused() {
-    return paused;
-  }
-
   /** True when no frame has been started and not finished: an end here is a clean one. */
   public boolean atFrameBoundary() {
     return received == delivered;

@@ -222,9 +222,4 @@ public final class FrameEchoServer {
   Operations operations() {
     return operations;
   }
-
-  /** Connections open on this server instance. */
-  public int openConnections() {
-    return connections.size();
-  }
 }

@@ -552,11 +552,6 @@ public final class Connection implements FrameParser.Listener {
     idleTimer = frameTimer = writeTimer = -1;
   }
 
-  /** Why the connection ended; null while it is open. */
-  public CloseReason closeReason() {
-    return closeReason;
-  }
-
   /** True when the connection ended with answers or responses it could not deliver. */
   public boolean wasCut() {
     return cut;

@@ -43,7 +43,6 @@ public final class ConnectionLimits implements Shareable {
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final AtomicLong rejectedSinceLog = new AtomicLong();
-  private final AtomicLong rejectedTotal = new AtomicLong();
   private final AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
 
   public ConnectionLimits(int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
@@ -102,7 +101,6 @@ public final class ConnectionLimits implements Shareable {
 
   /** Counts a rejection and logs one line a second at most, with how many were turned away since. */
   private Rejection rejected(Rejection why, String ip) {
-    rejectedTotal.incrementAndGet();
     rejectedSinceLog.incrementAndGet();
     long now = System.nanoTime();
     long last = lastLogNanos.get();
@@ -117,13 +115,5 @@ public final class ConnectionLimits implements Shareable {
 
   public int openConnections() {
     return open.get();
-  }
-
-  public int openConnections(String ip) {
-    return openPerIp.getOrDefault(ip, 0);
-  }
-
-  public long rejectedConnections() {
-    return rejectedTotal.get();
   }
 }

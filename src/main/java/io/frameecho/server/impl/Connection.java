@@ -231,15 +231,15 @@ public final class Connection implements FrameParser.Listener {
       log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), length, new String(start, StandardCharsets.ISO_8859_1));
     }
     long receivedNanos = metrics.requestReceived(length);
-    budget.release(requestBytes);
     if (closeRequested) {
+      budget.release(requestBytes);
       frame.release();
       return;
     }
     if (length > 0) {
-      budget.reserve(length);
+      // The request's bytes are the response's: its reservation is held until the write completes.
       ((NetSocketInternal) socket).writeMessage(frame).onComplete(ar -> {
-        budget.release(length);
+        budget.release(requestBytes);
         if (ar.failed()) {
           responsesLost = true;
         }

@@ -16,12 +16,13 @@ public final class HtmlReport {
   private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
   private static final int WIDTH = 900;
   private static final int HEIGHT = 440;
-  private static final int LEFT = 70;
-  private static final int RIGHT = 20;
+  private static final int LEFT = 100;
+  private static final int RIGHT = 40;
   private static final int TOP = 20;
   private static final int BOTTOM = 50;
   /** The x axis ends at 99.999 %: five nines, as log10(1 / (1 - p)). */
   private static final double MAX_NINES = 5;
+  private static final String[] NINES_LABELS = {"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"};
 
   private HtmlReport() {
   }
@@ -61,7 +62,7 @@ public final class HtmlReport {
     html.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-size=\"12\">%n", WIDTH, HEIGHT));
     for (int nines = 0; nines <= MAX_NINES; nines++) {
       double x = LEFT + plotWidth * nines / MAX_NINES;
-      String label = nines == 0 ? "0%" : String.format(Locale.ROOT, "%s%%", new java.math.BigDecimal(100 - 100 / Math.pow(10, nines)).stripTrailingZeros().toPlainString());
+      String label = NINES_LABELS[nines];
       html.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>", x, TOP, x, TOP + plotHeight))
         .append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>%n", x, TOP + plotHeight + 18, label));
     }

@@ -222,15 +222,12 @@ public final class Connection implements FrameParser.Listener {
     int requestBytes = bodyReservation;
     bodyReservation = 0;
     int length = frame.readableBytes() - Frames.HEADER_SIZE;
-    if (options.getIdleTimeoutMs() > 0) {
-      lastRequestNanos = System.nanoTime();
-    }
     if (log.isTraceEnabled()) {
       byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
       frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
-      log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), length, new String(start, StandardCharsets.ISO_8859_1));
+      traceRequest(length, start);
     }
-    long receivedNanos = metrics.requestReceived(length);
+    long receivedNanos = requestArrived(length);
     if (closeRequested) {
       budget.release(requestBytes);
       frame.release();
@@ -258,13 +255,10 @@ public final class Connection implements FrameParser.Listener {
   public void frame(Buffer payload) {
     int requestBytes = bodyReservation;
     bodyReservation = 0;
-    if (options.getIdleTimeoutMs() > 0) {
-      lastRequestNanos = System.nanoTime();
-    }
     if (log.isTraceEnabled()) {
-      log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), payload.length(), preview(payload));
+      traceRequest(payload.length(), payload.getBytes(0, Math.min(payload.length(), LOGGED_PAYLOAD_BYTES)));
     }
-    long receivedNanos = metrics.requestReceived(payload.length());
+    long receivedNanos = requestArrived(payload.length());
     Future<Buffer> answer;
     try {
       answer = handler.handle(payload);
@@ -557,8 +551,16 @@ public final class Connection implements FrameParser.Listener {
     return cut;
   }
 
-  private static String preview(Buffer payload) {
-    int n = Math.min(payload.length(), LOGGED_PAYLOAD_BYTES);
-    return new String(payload.getBytes(0, n), StandardCharsets.ISO_8859_1);
+  /** A request frame is complete: the idle clock restarts and metrics count it. */
+  private long requestArrived(int length) {
+    if (options.getIdleTimeoutMs() > 0) {
+      lastRequestNanos = System.nanoTime();
+    }
+    return metrics.requestReceived(length);
+  }
+
+  /** The book's per-request line, with the payload's first bytes. */
+  private void traceRequest(int length, byte[] start) {
+    log.trace("{} client says: len:{} data:{}", socket.remoteAddress(), length, new String(start, StandardCharsets.ISO_8859_1));
   }
 }

@@ -65,6 +65,13 @@ public final class FrameParser implements Handler<Buffer> {
     /** A header announced {@code length} payload bytes (0 < length <= max); the body is read next. */
     default void bodyAnnounced(int length) {
     }
+
+    /**
+     * The bytes received so far have been parsed, as far as the parser could go: the frames of one read
+     * have all been delivered. A listener that batches its answers writes them now.
+     */
+    default void parsed() {
+    }
   }
 
   private static final int AWAITING_HEADER = -1;
@@ -165,6 +172,7 @@ public final class FrameParser implements Handler<Buffer> {
     } finally {
       in.release();
     }
+    listener.parsed();
   }
 
   /** At a frame boundary: deliver whole frames as slices of {@code in}, or start gathering a partial one. */

@@ -18,13 +18,21 @@ class FrameParserTest {
   private final List<Throwable> errors = new ArrayList<>();
   private final List<Integer> announced = new ArrayList<>();
   private int started;
+  /** What the listener saw, in order: "f" per frame, "|" when the parser said it had parsed what it was given. */
+  private final StringBuilder events = new StringBuilder();
   private java.util.function.Consumer<Buffer> onFrame = frames::add;
 
   private FrameParser parser(int maxFrameSize) {
     return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(Buffer payload) {
+        events.append('f');
         onFrame.accept(payload);
+      }
+
+      @Override
+      public void parsed() {
+        events.append('|');
       }
 
       @Override
@@ -153,6 +161,29 @@ class FrameParserTest {
     assertEquals(2, frames.size());
     p.resume();
     assertEquals(List.of(Buffer.buffer("a"), Buffer.buffer("b"), Buffer.buffer("c")), frames);
+  }
+
+  @Test
+  void parsedFollowsTheFramesOfEachBufferAndWaitsWhilePaused() {
+    FrameParser[] holder = new FrameParser[1];
+    onFrame = f -> {
+      frames.add(f);
+      if (frames.size() == 2) {
+        holder[0].pause();
+      }
+    };
+    FrameParser p = parser(100);
+    holder[0] = p;
+    p.handle(Buffer.buffer().appendBuffer(frame("a")).appendBuffer(frame("b")).appendBuffer(frame("c")));
+    assertEquals("ff|", events.toString(), "one signal after the frames of a buffer, also when it stops early");
+    p.handle(frame("d"));
+    assertEquals("ff|", events.toString(), "nothing is parsed while paused");
+    p.resume();
+    assertEquals("ff|ff|", events.toString(), "what was held is parsed on resume, then signalled once");
+    Buffer split = frame("split");
+    p.handle(split.getBuffer(0, 6));
+    p.handle(split.getBuffer(6, split.length()));
+    assertEquals("ff|ff||f|", events.toString(), "a buffer without a whole frame is signalled too");
   }
 
   @Test

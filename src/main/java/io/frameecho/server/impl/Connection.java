@@ -33,8 +33,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li>{@link #frame} is {@code try_one_request} after parsing: it hands the payload to the application
  *   and queues the answer;</li>
- *   <li>{@link #releaseAnswered} and {@link #writeResponse} are {@code handle_write}: answers go to the
- *   socket's write queue, which stands in for {@code Conn::outgoing}, in request order;</li>
+ *   <li>{@link #releaseAnswered} and {@link #writeResponse} (for echo, {@link #writeEchoRun}) are
+ *   {@code handle_write}: answers go to the socket's write queue, which stands in for
+ *   {@code Conn::outgoing}, in request order;</li>
  *   <li>{@link #stopReading}/{@link #startReading} are {@code want_read} turning off and on: reading stops
  *   while the write queue is full, while {@code maxInFlight} answers are awaited, or while the process's
  *   buffer budget is spent, and starts again when every reason has cleared;</li>
@@ -77,6 +78,10 @@ public final class Connection implements FrameParser.Listener {
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
   /** Why reading is paused, one bit per reason; the book's {@code want_read} is this being zero. */
   private int readingStoppedFor;
+  /** Echo responses not written yet: the first request frame of a run, the run's length and its budget. */
+  private ByteBuf echoRun;
+  private int echoRunBytes;
+  private int echoRunReserved;
   /** Budget held for the body being read, and the length of one waiting for budget. */
   private int bodyReservation;
   private int bodyAwaitingBudget;
@@ -210,12 +215,12 @@ public final class Connection implements FrameParser.Listener {
   }
 
   /**
-   * A whole frame as Netty gave it. For echo, the request frame is the response frame, header included:
-   * it goes back in one write, without a copy. Other applications get the payload in a buffer of their own.
+   * A whole frame as Netty gave it. For echo, the request frame is the response frame: it goes back without
+   * a copy (see {@link #addToEchoRun}). Other applications get the payload in a buffer of their own.
    */
   @Override
   public void frame(ByteBuf frame) {
-    if (!echo || !awaited.isEmpty()) {
+    if (!echo) {
       FrameParser.Listener.super.frame(frame);
       return;
     }
@@ -233,22 +238,76 @@ public final class Connection implements FrameParser.Listener {
       frame.release();
       return;
     }
-    if (length > 0) {
-      // The request's bytes are the response's: its reservation is held until the write completes.
-      ((NetSocketInternal) socket).writeMessage(frame).onComplete(ar -> {
-        budget.release(requestBytes);
+    addToEchoRun(frame, requestBytes);
+    metrics.responseQueued(receivedNanos);
+    closeIfDone();
+  }
+
+  /**
+   * The request frame is the response frame, header included. Frames that lie one after the other in the
+   * same read go back as one slice of it, in one write, at the end of the read.
+   */
+  private void addToEchoRun(ByteBuf frame, int requestBytes) {
+    if (echoRun != null && followsEchoRun(frame)) {
+      echoRunBytes += frame.readableBytes();
+      echoRunReserved += requestBytes;
+      frame.release();
+      return;
+    }
+    writeEchoRun();
+    echoRun = frame;
+    echoRunBytes = frame.readableBytes();
+    echoRunReserved = requestBytes;
+  }
+
+  /** Whether {@code frame} starts where the run ends, in the same buffer (so the run can grow over it). */
+  private boolean followsEchoRun(ByteBuf frame) {
+    ByteBuf buffer = echoRun.unwrap();
+    return buffer != null && buffer == frame.unwrap() && buffer.hasMemoryAddress() && frame.hasMemoryAddress()
+      && echoRun.memoryAddress() + echoRunBytes == frame.memoryAddress();
+  }
+
+  /** The book's {@code handle_write} for echo: the run joins the write queue; its budget is held until written. */
+  private void writeEchoRun() {
+    ByteBuf run = echoRun;
+    if (run == null) {
+      return;
+    }
+    echoRun = null;
+    if (echoRunBytes != run.readableBytes()) {
+      ByteBuf buffer = run.unwrap();
+      ByteBuf whole = buffer.retainedSlice((int) (run.memoryAddress() - buffer.memoryAddress()), echoRunBytes);
+      run.release();
+      run = whole;
+    }
+    int reserved = echoRunReserved;
+    if (reserved > 0) {
+      ((NetSocketInternal) socket).writeMessage(run).onComplete(ar -> {
+        budget.release(reserved);
         if (ar.failed()) {
           responsesLost = true;
         }
       });
     } else {
-      ((NetSocketInternal) socket).writeMessage(frame);
+      ((NetSocketInternal) socket).writeMessage(run);
     }
     if (writeQueueFull()) {
       stopReading(WRITE_QUEUE_FULL);
     }
-    metrics.responseQueued(receivedNanos);
-    closeIfDone();
+  }
+
+  /** Drops a run that can no longer be written (the connection closed). */
+  private void dropEchoRun() {
+    if (echoRun != null) {
+      echoRun.release();
+      echoRun = null;
+      budget.release(echoRunReserved);
+    }
+  }
+
+  @Override
+  public void parsed() {
+    writeEchoRun();
   }
 
   @Override
@@ -480,6 +539,7 @@ public final class Connection implements FrameParser.Listener {
 
   private void closeIfDone() {
     if (closeReason != null && awaited.isEmpty() && !closeRequested) {
+      writeEchoRun();
       closeRequested = true;
       // close() flushes what is queued first; a peer that never reads must not hold it open for ever.
       if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
@@ -518,6 +578,7 @@ public final class Connection implements FrameParser.Listener {
     }
     budget.release(bodyReservation);
     bodyReservation = 0;
+    dropEchoRun();
     parser.releaseBuffers();
     bodyAwaitingBudget = 0;
     cancelTimers();

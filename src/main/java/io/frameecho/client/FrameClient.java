@@ -70,7 +70,7 @@ public final class FrameClient {
   }
 
   private void start() {
-    FrameParser.reading(socket, maxFrameSize, new FrameParser.Listener() {
+    FrameParser parser = FrameParser.reading(socket, maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(Buffer payload) {
         onResponse(payload);
@@ -81,7 +81,10 @@ public final class FrameClient {
         fail(new FrameClientException("connection failed: " + error.getMessage(), error));
       }
     });
-    socket.closeHandler(v -> fail(new FrameClientException("connection closed by the server")));
+    socket.closeHandler(v -> {
+      parser.releaseBuffers();
+      fail(new FrameClientException("connection closed by the server"));
+    });
   }
 
   /**

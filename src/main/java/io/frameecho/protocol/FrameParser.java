@@ -74,9 +74,15 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
+  /** Turns reading from the source off and on. */
+  @FunctionalInterface
+  public interface Demand {
+    void reading(boolean on);
+  }
+
   private static final int AWAITING_HEADER = -1;
 
-  private final ReadStream<?> source;
+  private final Demand demand;
   private final int maxFrameSize;
   private final Listener listener;
 
@@ -96,33 +102,42 @@ public final class FrameParser implements Handler<Buffer> {
   /** A protocol error was reported; nothing more is delivered. */
   private boolean failed;
 
-  private FrameParser(ReadStream<?> source, int maxFrameSize, Listener listener) {
+  private FrameParser(Demand demand, int maxFrameSize, Listener listener) {
     if (maxFrameSize <= 0) {
       throw new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize);
     }
-    this.source = source;
+    this.demand = demand;
     this.maxFrameSize = maxFrameSize;
     this.listener = listener;
   }
 
   /**
    * A parser reading {@code source}: it takes over the source's data, end and exception handlers and its
-   * demand.
+   * demand. At the source's end it releases what it holds.
    */
   public static FrameParser reading(ReadStream<Buffer> source, int maxFrameSize, Listener listener) {
-    FrameParser parser = new FrameParser(source, maxFrameSize, listener);
+    FrameParser parser = new FrameParser(on -> {
+      if (on) {
+        source.resume();
+      } else {
+        source.pause();
+      }
+    }, maxFrameSize, listener);
     source.exceptionHandler(listener::failed);
-    source.endHandler(v -> listener.ended());
+    source.endHandler(v -> {
+      listener.ended();
+      parser.releaseBuffers();
+    });
     source.handler(parser);
     return parser;
   }
 
   /**
-   * A parser that controls {@code source}'s demand, fed by the caller through {@link #handle(ByteBuf)}
-   * (for a source read as raw Netty buffers).
+   * A parser fed by the caller through {@link #handle(ByteBuf)} (for a source read as raw Netty buffers),
+   * which turns the source's reading off and on through {@code demand}.
    */
-  public static FrameParser controlling(ReadStream<?> source, int maxFrameSize, Listener listener) {
-    return new FrameParser(source, maxFrameSize, listener);
+  public static FrameParser controlling(Demand demand, int maxFrameSize, Listener listener) {
+    return new FrameParser(demand, maxFrameSize, listener);
   }
 
   /** A parser fed by hand. */
@@ -277,8 +292,8 @@ public final class FrameParser implements Handler<Buffer> {
   /** Stops delivering frames, including those already received, and stops reading the source. */
   public void pause() {
     paused = true;
-    if (source != null) {
-      source.pause();
+    if (demand != null) {
+      demand.reading(false);
     }
   }
 
@@ -296,8 +311,8 @@ public final class FrameParser implements Handler<Buffer> {
       held = null;
       parse(bytes);
     }
-    if (!paused && source != null) {
-      source.resume();
+    if (!paused && demand != null) {
+      demand.reading(true);
     }
   }
 

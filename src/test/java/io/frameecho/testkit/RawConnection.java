@@ -48,6 +48,7 @@ public final class RawConnection {
       }
     });
     socket.closeHandler(v -> {
+      responses.releaseBuffers();
       closed.tryComplete();
       if (expectation != null) {
         expectation.tryFail("connection closed after " + received.size() + " of " + expected + " responses");
@@ -91,17 +92,26 @@ public final class RawConnection {
 
   /** Shuts down this side's sending half (TCP FIN): the server sees the end of input and may still write. */
   public void shutdownOutput() {
-    io.netty.channel.Channel channel = ((io.vertx.core.internal.net.NetSocketInternal) socket).channelHandlerContext().channel();
-    ((io.netty.channel.socket.DuplexChannel) channel).shutdownOutput();
+    ((io.netty.channel.socket.DuplexChannel) channel()).shutdownOutput();
   }
 
-  /** Stops reading responses: they pile up in the server's write queue and the kernel's buffers. */
+  /**
+   * Stops reading responses: they pile up in the server's write queue and the kernel's buffers. The
+   * channel itself stops reading (paused through the socket alone, Vert.x would go on reading into a
+   * queue of its own).
+   */
   public void stopReading() {
     responses.pause();
+    channel().config().setAutoRead(false);
   }
 
   public void startReading() {
+    channel().config().setAutoRead(true);
     responses.resume();
+  }
+
+  private io.netty.channel.Channel channel() {
+    return ((io.vertx.core.internal.net.NetSocketInternal) socket).channelHandlerContext().channel();
   }
 
   /** Completes with the first {@code n} frames received, or fails if the connection closes first. */

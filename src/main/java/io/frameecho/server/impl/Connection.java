@@ -126,7 +126,9 @@ public final class Connection implements FrameParser.Listener {
     socket.closeHandler(v -> onClosed());
     socket.shutdownHandler(v -> onServerShutdown());
     socket.exceptionHandler(this::failed);
-    parser = FrameParser.controlling(socket, options.getMaxFrameSize(), this);
+    // Reading stops on the channel itself: paused through the socket, Vert.x would keep what is read
+    // meanwhile in a queue of its own, which it does not release when the connection closes.
+    parser = FrameParser.controlling(on -> channel.config().setAutoRead(on), options.getMaxFrameSize(), this);
     // Netty's own buffers, not Vert.x's copies of them: whole frames are sliced out without a copy.
     ((NetSocketInternal) socket).messageHandler(msg -> {
       if (msg instanceof ByteBuf bytes) {

@@ -13,9 +13,9 @@ import io.vertx.core.streams.ReadStream;
  * {@code try_one_request}.
  * <p>
  * A two-state machine (header, body) over Netty buffers. A frame that lies whole in one read is handed
- * over as a slice of that read, without a copy; a frame that spans reads is gathered into one buffer of
- * exactly its size, allocated once its header has announced the size (a 32 MiB frame costs one 32 MiB
- * allocation, not a buffer doubling its way up). The length is checked against {@code maxFrameSize} (as an
+ * over as a slice of that read, without a copy; a frame that spans reads is gathered, once its header has
+ * announced the size, into one buffer of exactly that size, or above 1 MiB into 1 MiB pieces the allocator
+ * pools (never a buffer doubling its way up). The length is checked against {@code maxFrameSize} (as an
  * unsigned value) before any body byte is gathered.
  * <p>
  * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it, never to the
@@ -81,6 +81,8 @@ public final class FrameParser implements Handler<Buffer> {
   }
 
   private static final int AWAITING_HEADER = -1;
+  /** Frames bigger than this that span reads are gathered in pieces of this size (1 MiB). */
+  static final int PIECE_SIZE = 1 << 20;
 
   private final Demand demand;
   private final int maxFrameSize;
@@ -88,6 +90,8 @@ public final class FrameParser implements Handler<Buffer> {
 
   /** Bytes of a frame not complete yet (header bytes, or header and part of the body); null when none. */
   private ByteBuf partial;
+  /** The piece being filled, while {@link #partial} gathers a big frame in pieces; null otherwise. */
+  private ByteBuf piece;
   /** Payload length of the frame in {@link #partial} once its header is complete, or {@link #AWAITING_HEADER}. */
   private int bodyLength = AWAITING_HEADER;
   /** Whether {@link Listener#bodyAnnounced} was called for the frame at the front of the unread bytes. */
@@ -214,10 +218,8 @@ public final class FrameParser implements Handler<Buffer> {
       ByteBuf frame = in.readRetainedSlice(Frames.HEADER_SIZE + body);
       deliver(frame);
     } else {
-      // One allocation of the whole frame's size, now that the header has told it.
-      partial = in.alloc().ioBuffer(Frames.HEADER_SIZE + body);
-      bodyLength = body;
-      partial.writeBytes(in, readable);
+      startGathering(in.alloc(), body);
+      fill(in);
     }
   }
 
@@ -240,11 +242,10 @@ public final class FrameParser implements Handler<Buffer> {
         deliver(frame);
         return;
       }
-      ByteBuf whole = in.alloc().ioBuffer(Frames.HEADER_SIZE + body);
-      whole.writeBytes(partial);
-      partial.release();
-      partial = whole;
-      bodyLength = body;
+      ByteBuf header = partial;
+      startGathering(in.alloc(), body);
+      fill(header);
+      header.release();
       if (!announced) {
         announced = true;
         listener.bodyAnnounced(body);
@@ -253,12 +254,44 @@ public final class FrameParser implements Handler<Buffer> {
         }
       }
     }
-    partial.writeBytes(in, Math.min(partial.writableBytes(), in.readableBytes()));
-    if (!partial.isWritable()) {
+    fill(in);
+    if (partial.readableBytes() == Frames.HEADER_SIZE + bodyLength) {
       ByteBuf frame = partial;
       partial = null;
       bodyLength = AWAITING_HEADER;
       deliver(frame);
+    }
+  }
+
+  /**
+   * Allocates for a frame that spans reads, now that its header has told its size: one buffer of exactly
+   * that size, or, above {@link #PIECE_SIZE}, a composite of pieces of that size, so that big frames are
+   * made of memory the allocator pools and reuses rather than a fresh allocation per frame.
+   */
+  private void startGathering(ByteBufAllocator alloc, int body) {
+    bodyLength = body;
+    int size = Frames.HEADER_SIZE + body;
+    partial = size <= PIECE_SIZE ? alloc.ioBuffer(size) : alloc.compositeDirectBuffer(Integer.MAX_VALUE);
+  }
+
+  /** Copies from {@code from} into the frame being gathered, up to its end. */
+  private void fill(ByteBuf from) {
+    int missing = Frames.HEADER_SIZE + bodyLength - partial.readableBytes();
+    if (!(partial instanceof CompositeByteBuf pieces)) {
+      partial.writeBytes(from, Math.min(missing, from.readableBytes()));
+      return;
+    }
+    while (from.isReadable() && missing > 0) {
+      if (piece == null) {
+        piece = from.alloc().ioBuffer(Math.min(PIECE_SIZE, missing));
+      }
+      int n = Math.min(piece.writableBytes(), from.readableBytes());
+      piece.writeBytes(from, n);
+      if (!piece.isWritable()) {
+        missing -= piece.readableBytes();
+        pieces.addComponent(true, piece);
+        piece = null;
+      }
     }
   }
 
@@ -331,6 +364,10 @@ public final class FrameParser implements Handler<Buffer> {
     if (partial != null) {
       partial.release();
       partial = null;
+    }
+    if (piece != null) {
+      piece.release();
+      piece = null;
     }
     if (held != null) {
       held.release();

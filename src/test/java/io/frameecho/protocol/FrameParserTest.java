@@ -187,6 +187,31 @@ class FrameParserTest {
   }
 
   @Test
+  void bigFramesSpanningReadsAreGatheredExactlyWhateverTheReadSizes() {
+    FrameParser p = parser(4 * FrameParser.PIECE_SIZE);
+    Random random = new Random(7);
+    int piece = FrameParser.PIECE_SIZE;
+    Buffer stream = Buffer.buffer();
+    List<Buffer> expected = new ArrayList<>();
+    for (int size : new int[] {piece - 4, 10, piece - 3, piece, 0, 3 * piece + 7, 1}) {
+      byte[] payload = new byte[size];
+      random.nextBytes(payload);
+      expected.add(Buffer.buffer(payload));
+      stream.appendBuffer(Frames.frame(Buffer.buffer(payload)));
+    }
+    // The first read ends inside the first header; the rest come in reads of up to 200,000 bytes.
+    p.handle(stream.getBuffer(0, 2));
+    for (int at = 2; at < stream.length(); ) {
+      int end = Math.min(stream.length(), at + 1 + random.nextInt(200_000));
+      p.handle(stream.getBuffer(at, end));
+      at = end;
+    }
+    assertEquals(expected, frames);
+    assertTrue(p.atFrameBoundary());
+    assertTrue(errors.isEmpty());
+  }
+
+  @Test
   void boundaryTracksPartialHeaderAndBody() {
     FrameParser p = parser(100);
     assertTrue(p.atFrameBoundary());

@@ -6,8 +6,8 @@
 # Each server runs pinned to CPU 0 and the load generator (frame-echo's bench) to CPU 1. For each
 # scenario: a warm-up run whose figures are dropped, then the measured run; the server's CPU time and
 # resident memory are read from /proc around the measured run. Then 10,000 idle connections: server
-# memory before and after (for the JVM after a GC requested with jcmd), and a busy client's
-# requests/s next to them.
+# memory before and after, after a busy spell (for the JVM after a GC requested with jcmd, and also its
+# live heap from a class histogram), and a busy client's requests/s next to them.
 #
 # Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
@@ -102,6 +102,10 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
 # For a JVM, collect garbage first, so that RSS shows what is live rather than what awaits collection.
 settle_memory() { if command -v jcmd >/dev/null && jcmd "$SERVER_PID" GC.run >/dev/null 2>&1; then sleep 1; fi; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
+# The JVM's live objects (a class histogram collects garbage first), in KiB; 0 for a process without a JVM.
+live_heap_kib() {
+  { jcmd "$SERVER_PID" GC.class_histogram 2>/dev/null || true; } | awk '/^Total/ {kib = int($3 / 1024)} END {print kib + 0}'
+}
 
 run_scenarios() { # server
   local server=$1 n args
@@ -123,13 +127,18 @@ run_scenarios() { # server
 }
 
 idle_memory() { # server
-  local server=$1 before after pid_bench fds
+  local server=$1 before after heap_before heap_after pid_bench fds
   start_server "$server"
   # One request first, so the JVM has loaded its request path before "before" is read.
   "${BENCH[@]}" -c 1 -n 100 >/dev/null
   "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$WARMUP" -w 0 --json "$OUT/$server-busy-alone.json" >/dev/null
+  # A busy spell first, as any server has had: the JVM touches the whole of its young generation, so
+  # that "after - before" counts what the idle connections hold rather than the first use of memory
+  # the heap had already reserved.
+  "${BENCH[@]}" -c 50 -P 1 -s 16 -d "$WARMUP" -w 0 >/dev/null
   settle_memory
   before=$(rss_kib)
+  heap_before=$(live_heap_kib)
   echo "[$server] opening $IDLE idle connections" >&2
   "${BENCH[@]}" --idle -c "$IDLE" -d $((DURATION + 60)) >/dev/null &
   pid_bench=$!
@@ -141,10 +150,11 @@ idle_memory() { # server
   sleep 2   # let the last accepts settle before reading memory
   settle_memory
   after=$(rss_kib)
+  heap_after=$(live_heap_kib)
   "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$DURATION" -w 1 --json "$OUT/$server-busy-idle.json" >/dev/null || true
   kill "$pid_bench" 2>/dev/null || true
   wait "$pid_bench" 2>/dev/null || true
-  echo "{\"before\": $before, \"after\": $after, \"connections\": $IDLE}" >"$OUT/$server-idle.json"
+  echo "{\"before\": $before, \"after\": $after, \"heapBefore\": $heap_before, \"heapAfter\": $heap_after, \"connections\": $IDLE}" >"$OUT/$server-idle.json"
   stop_server
 }
 
@@ -183,11 +193,12 @@ for n in wanted:
     ratio = lambda k: f"{fe[k] / bk[k]:.2f}" if bk[k] else "-"
     print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
 print()
-print("| idle connections | server | RSS before MiB | RSS after MiB | KiB per connection | busy client alone, requests/s | busy client beside them, requests/s |")
-print("|---|---|---:|---:|---:|---:|---:|")
+print("| idle connections | server | RSS before MiB | RSS after MiB | KiB per connection | live heap KiB per connection | busy client alone, requests/s | busy client beside them, requests/s |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
 for server, shown in (("frame-echo", "frame-echo"), ("book", "book (C++, poll)")):
     i = load(f"{server}-idle.json")
     alone, beside = load(f"{server}-busy-alone.json"), load(f"{server}-busy-idle.json")
     per = (i["after"] - i["before"]) / i["connections"]
-    print(f"| {i['connections']:,} | {shown} | {i['before']/1024:.1f} | {i['after']/1024:.1f} | {per:.2f} | {fmt(alone['requestsPerSecond'])} | {fmt(beside['requestsPerSecond'])} |")
+    heap = f"{(i['heapAfter'] - i['heapBefore']) / i['connections']:.2f}" if i.get("heapAfter") else "-"
+    print(f"| {i['connections']:,} | {shown} | {i['before']/1024:.1f} | {i['after']/1024:.1f} | {per:.2f} | {heap} | {fmt(alone['requestsPerSecond'])} | {fmt(beside['requestsPerSecond'])} |")
 PY

@@ -11,8 +11,11 @@
 #
 # Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
-# SCENARIOS (a space-separated subset of the scenario numbers 1-7; empty for only the idle test),
-# JAVA_OPTS (frame-echo's JVM flags).
+# SCENARIOS (a space-separated subset of the scenario numbers 1-7; empty for only the idle test; IDLE=0
+# skips the idle test), JAVA_OPTS (frame-echo's JVM flags).
+# A lever, before and after in the same run: BASELINE_JAR (a frame-echo jar built from another commit)
+# and/or BASELINE_JAVA_OPTS (other JVM flags) add a third server, "baseline", and a ratio
+# frame-echo / baseline to every scenario.
 # Needs: java, mvn, g++, taskset, python3, and ../shared/seed beside the repository.
 set -euo pipefail
 
@@ -24,6 +27,12 @@ IDLE=${IDLE:-10000}
 OUT=${OUT:-$ROOT/target/compare}
 SCENARIOS=${SCENARIOS-1 2 3 4 5 6 7}
 JAVA_OPTS=${JAVA_OPTS:-}
+BASELINE_JAR=${BASELINE_JAR:-}
+SERVERS=(frame-echo book)
+if [ -n "$BASELINE_JAR" ] || [ -n "${BASELINE_JAVA_OPTS+set}" ]; then
+  SERVERS=(baseline frame-echo book)
+fi
+BASELINE_JAVA_OPTS=${BASELINE_JAVA_OPTS-$JAVA_OPTS}
 PORT=1234   # the book's server listens on 1234, always
 
 SCENARIO_NAMES=(
@@ -63,6 +72,7 @@ fi
 g++ -O2 -o "$OUT/06_server" "$SEED/06_server.cpp" || die "g++ failed"
 # The benchmark runs from a copy, so a rebuild during a long run cannot pull the jar from under it.
 cp "$JAR" "$OUT/frame-echo.jar"
+cp "${BASELINE_JAR:-$JAR}" "$OUT/baseline.jar"
 BENCH=(taskset -c 1 java -jar "$OUT/frame-echo.jar" bench -q -t 1 --port "$PORT")
 
 SERVER_PID=
@@ -82,10 +92,15 @@ start_server() { # name
   port_in_use && die "something already listens on port $PORT"
   case "$1" in
     frame-echo)
-      # The shipped config, with room for the idle test's connections plus the busy client.
+      # The shipped config, with the idle test's connections on top of its usual limit.
       # shellcheck disable=SC2086
-      FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 100)) taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" \
+      FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" \
         -conf "$ROOT/conf/config.json" >"$OUT/frame-echo.log" 2>&1 &
+      ;;
+    baseline)
+      # shellcheck disable=SC2086
+      FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $BASELINE_JAVA_OPTS -jar "$OUT/baseline.jar" \
+        -conf "$ROOT/conf/config.json" >"$OUT/baseline.log" 2>&1 &
       ;;
     book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
   esac
@@ -158,16 +173,20 @@ idle_memory() { # server
   stop_server
 }
 
-for server in frame-echo book; do
+rm -f "$OUT"/*-idle.json
+for server in "${SERVERS[@]}"; do
   run_scenarios "$server"
 done
-for server in frame-echo book; do
-  idle_memory "$server"
-done
+if [ "$IDLE" -gt 0 ]; then
+  for server in "${SERVERS[@]}"; do
+    idle_memory "$server"
+  done
+fi
 
-python3 - "$OUT" "$SCENARIOS" "${SCENARIO_NAMES[@]:1}" <<'PY'
+python3 - "$OUT" "$SCENARIOS" "${SERVERS[*]}" "${SCENARIO_NAMES[@]:1}" <<'PY'
 import json, sys, os
-out, wanted, names = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+out, wanted, servers, names = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4:]
+shown = {"baseline": "frame-echo (baseline)", "frame-echo": "frame-echo", "book": "book (C++, poll)"}
 def load(path):
     with open(os.path.join(out, path)) as f:
         return json.load(f)
@@ -186,19 +205,24 @@ print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | se
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in wanted:
     name = names[int(n) - 1]
-    fe, bk = row("frame-echo", n), row("book", n)
-    for server, r in (("frame-echo", fe), ("book (C++, poll)", bk)):
+    rows = {server: row(server, n) for server in servers}
+    for server in servers:
+        r = rows[server]
         flag = " (errors!)" if r["bad"] else ""
-        print(f"| {name} | {server}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} | {r['srvpct']:.0f} | {r['benchpct']:.0f} |")
-    ratio = lambda k: f"{fe[k] / bk[k]:.2f}" if bk[k] else "-"
-    print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
+        print(f"| {name} | {shown[server]}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} | {r['srvpct']:.0f} | {r['benchpct']:.0f} |")
+    for other in [s for s in ("book", "baseline") if s in servers]:
+        fe, o = rows["frame-echo"], rows[other]
+        ratio = lambda k: f"{fe[k] / o[k]:.2f}" if o[k] else "-"
+        print(f"| {name} | **ratio frame-echo / {other}** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
+if not any(os.path.exists(os.path.join(out, f"{server}-idle.json")) for server in servers):
+    sys.exit(0)
 print()
 print("| idle connections | server | RSS before MiB | RSS after MiB | KiB per connection | live heap KiB per connection | busy client alone, requests/s | busy client beside them, requests/s |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
-for server, shown in (("frame-echo", "frame-echo"), ("book", "book (C++, poll)")):
+for server in servers:
     i = load(f"{server}-idle.json")
     alone, beside = load(f"{server}-busy-alone.json"), load(f"{server}-busy-idle.json")
     per = (i["after"] - i["before"]) / i["connections"]
     heap = f"{(i['heapAfter'] - i['heapBefore']) / i['connections']:.2f}" if i.get("heapAfter") else "-"
-    print(f"| {i['connections']:,} | {shown} | {i['before']/1024:.1f} | {i['after']/1024:.1f} | {per:.2f} | {heap} | {fmt(alone['requestsPerSecond'])} | {fmt(beside['requestsPerSecond'])} |")
+    print(f"| {i['connections']:,} | {shown[server]} | {i['before']/1024:.1f} | {i['after']/1024:.1f} | {per:.2f} | {heap} | {fmt(alone['requestsPerSecond'])} | {fmt(beside['requestsPerSecond'])} |")
 PY

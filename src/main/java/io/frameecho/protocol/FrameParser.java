@@ -62,7 +62,7 @@ public final class FrameParser implements Handler<Buffer> {
     default void frameStarted() {
     }
 
-    /** A header announced {@code length} payload bytes (0 < length <= max); the body is read next. */
+    /** A header announced {@code length} payload bytes (0 &lt; length &lt;= max); the body is read next. */
     default void bodyAnnounced(int length) {
     }
 

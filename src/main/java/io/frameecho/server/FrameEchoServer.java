@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.ChannelAdapter;
 import io.frameecho.server.impl.Connection;
 import io.frameecho.server.impl.ConnectionLimits;
 import io.frameecho.server.impl.Operations;
@@ -21,6 +22,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A frame-echo server: accepts TCP (or TLS) connections and answers each request frame through a
@@ -37,10 +39,14 @@ import java.util.concurrent.TimeUnit;
 public final class FrameEchoServer {
 
   private static final Logger log = LoggerFactory.getLogger(FrameEchoServer.class);
+  /** The Vert.x hooks line is logged by the first server of the process only. */
+  private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
 
   private final Vertx vertx;
   private final FrameEchoOptions options;
-  private final ConnectionLimits limits;
+  /** Shared with the other instances of this server's deployment; attached while listening. */
+  private ConnectionLimits limits;
+  private boolean detached;
   private final Operations operations;
   private RequestHandler requestHandler = new EchoHandler();
   private NetServer netServer;
@@ -54,10 +60,7 @@ public final class FrameEchoServer {
   private FrameEchoServer(Vertx vertx, FrameEchoOptions options) {
     this.vertx = vertx;
     this.options = new FrameEchoOptions(options);
-    // One set of counts and one buffer budget per process: every instance in this Vert.x shares them.
-    this.limits = ConnectionLimits.shared(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.effectiveMaxBufferedBytes());
-    this.operations = Operations.shared(vertx, limits, options.getMetrics().isEnabled());
+    this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
   }
 
   public static FrameEchoServer create(Vertx vertx, FrameEchoOptions options) {
@@ -81,13 +84,20 @@ public final class FrameEchoServer {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
+    limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+      options.effectiveMaxBufferedBytes());
+    operations.add(limits);
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
-    return netServer.listen().map(s -> {
+    return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
+      if (HOOKS_LOGGED.compareAndSet(false, true)) {
+        log.info("{}", ChannelAdapter.hooks());
+      }
       log.info("frame-echo listening on {}:{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
           + "shutdownTimeoutMs={})",
-        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", transportName(), options.getMaxFrameSize(),
+        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
+        options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getShutdownTimeoutMs());
@@ -95,10 +105,13 @@ public final class FrameEchoServer {
     });
   }
 
-  /** The transport this Vert.x runs on: nio, epoll, io_uring (or kqueue). */
-  private String transportName() {
-    String name = ((io.vertx.core.internal.VertxInternal) vertx).transport().getClass().getSimpleName().toLowerCase(java.util.Locale.ROOT);
-    return name.replace("transport", "").replace("iouring", "io_uring");
+  /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
+  private void detach() {
+    if (limits != null && !detached) {
+      detached = true;
+      operations.remove(limits);
+      limits.detach(vertx);
+    }
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
@@ -141,7 +154,6 @@ public final class FrameEchoServer {
       socket.close();
       return;
     }
-    socket.setWriteQueueMaxSize(options.getWriteQueueMaxSize());
     Connection connection = new Connection(socket, vertx, requestHandler, options, limits.budget(), operations.metrics(), closed -> {
       limits.release(ip);
       connections.remove(closed);
@@ -183,6 +195,7 @@ public final class FrameEchoServer {
     }
     operations.stoppedListening();
     shutdown = allClosed.future().map(v -> {
+      detach();
       log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
       return null;
     });
@@ -206,7 +219,7 @@ public final class FrameEchoServer {
     if (shutdown == null) {
       operations.stoppedListening();
     }
-    return netServer.close();
+    return netServer.close().onComplete(ar -> detach());
   }
 
   /**

@@ -65,18 +65,22 @@ class HostileClientTest {
     int port;
   }
 
-  private static Future<Deployed> deploy(Vertx vertx, JsonObject config, RequestHandler handler) {
+  /** The test's deployment, whose instances share one set of limits. */
+  private String deploymentId;
+
+  private Future<Deployed> deploy(Vertx vertx, JsonObject config, RequestHandler handler) {
     FrameEchoVerticle verticle = new FrameEchoVerticle(handler);
     JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);
     return vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)).map(id -> {
       Deployed d = new Deployed();
       d.id = id;
+      deploymentId = id;
       d.port = verticle.actualPort();
       return d;
     });
   }
 
-  private static Future<Integer> deploy(Vertx vertx, JsonObject config) {
+  private Future<Integer> deploy(Vertx vertx, JsonObject config) {
     return deploy(vertx, config, new EchoHandler()).map(d -> d.port);
   }
 
@@ -86,8 +90,12 @@ class HostileClientTest {
   }
 
   /** The last response's bytes are released when its write completes, a moment after the client has it. */
-  private static Future<Void> budgetBackToZero(Vertx vertx, int checksLeft) {
-    long held = ConnectionLimits.find(vertx).budget().used();
+  private ConnectionLimits limits(Vertx vertx) {
+    return ConnectionLimits.find(vertx, deploymentId);
+  }
+
+  private Future<Void> budgetBackToZero(Vertx vertx, int checksLeft) {
+    long held = limits(vertx).budget().used();
     if (held == 0) {
       return Future.succeededFuture();
     }
@@ -182,7 +190,7 @@ class HostileClientTest {
         }).compose(everyone -> Future.all(everyone.stream().map(RawConnection::close).toList()));
       }).compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 25))
         .compose(v -> {
-          ctx.verify(() -> assertEquals(0, ConnectionLimits.find(vertx).openConnections(), "no connection left counted"));
+          ctx.verify(() -> assertEquals(0, limits(vertx).openConnections(), "no connection left counted"));
           return recovered(vertx, port);
         });
     }).onComplete(ctx.succeedingThenComplete());
@@ -366,8 +374,8 @@ class HostileClientTest {
   }
 
   /** Completes once the server counts {@code expected} open connections; checks every 20 ms. */
-  private static Future<Void> serverCounts(Vertx vertx, int expected, int checksLeft) {
-    int open = ConnectionLimits.find(vertx).openConnections();
+  private Future<Void> serverCounts(Vertx vertx, int expected, int checksLeft) {
+    int open = limits(vertx).openConnections();
     if (open == expected) {
       return Future.succeededFuture();
     }
@@ -445,7 +453,7 @@ class HostileClientTest {
         }));
       }
       return sent.compose(v -> Quiet.until(vertx, handled::get, 10)).compose(stalledAt -> {
-        long peak = ConnectionLimits.find(vertx).budget().peak();
+        long peak = limits(vertx).budget().peak();
         ctx.verify(() -> {
           assertEquals(2L, stalledAt, "frames taken in while the budget is spent");
           assertTrue(peak <= 64L << 20, "held " + peak + " bytes over a 64 MiB budget");
@@ -528,7 +536,7 @@ class HostileClientTest {
         c.write(Frames.frame(Buffer.buffer(bytes)));
       }
       return Quiet.until(vertx, handled::get, 10).compose(stalledAt -> {
-        long peak = ConnectionLimits.find(vertx).budget().peak();
+        long peak = limits(vertx).budget().peak();
         ctx.verify(() -> {
           assertTrue(stalledAt < count, "the server stopped taking frames in");
           assertTrue(peak <= 2L * size + FrameEchoOptions.DEFAULT_WRITE_QUEUE_MAX_SIZE,

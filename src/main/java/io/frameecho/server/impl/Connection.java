@@ -7,18 +7,11 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.RequestHandler;
 import io.netty.buffer.ByteBuf;
-import io.netty.util.ReferenceCountUtil;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * Every limit and timeout hooks into these few decision points. Everything runs on the connection's event
  * loop, except the budget's wake-up, which hops back onto it.
  */
-public final class Connection implements FrameParser.Listener {
+public final class Connection implements FrameParser.Listener, ChannelAdapter.Events {
 
   private static final Logger log = LoggerFactory.getLogger(Connection.class);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
@@ -71,7 +64,7 @@ public final class Connection implements FrameParser.Listener {
   private final FrameEchoMetrics metrics;
   private final Handler<Connection> closedHandler;
   private Context context;
-  private Channel channel;
+  private ChannelAdapter channel;
   private FrameParser parser;
 
   /** Answers not yet written, oldest first; stays empty while answers complete at once (echo). */
@@ -120,64 +113,44 @@ public final class Connection implements FrameParser.Listener {
       log.debug("new client from {}", socket.remoteAddress());
     }
     context = vertx.getOrCreateContext();
-    channel = ((NetSocketInternal) socket).channelHandlerContext().channel();
-    watchChannel();
-    socket.drainHandler(v -> onWriteQueueDrained());
-    socket.closeHandler(v -> onClosed());
-    socket.shutdownHandler(v -> onServerShutdown());
-    socket.exceptionHandler(this::failed);
-    // Reading stops on the channel itself: paused through the socket, Vert.x would keep what is read
-    // meanwhile in a queue of its own, which it does not release when the connection closes.
-    parser = FrameParser.controlling(on -> channel.config().setAutoRead(on), options.getMaxFrameSize(), this);
-    // Netty's own buffers, not Vert.x's copies of them: whole frames are sliced out without a copy.
-    ((NetSocketInternal) socket).messageHandler(msg -> {
-      if (msg instanceof ByteBuf bytes) {
-        parser.handle(bytes);
-      } else {
-        ReferenceCountUtil.release(msg);
-      }
-    });
+    channel = ChannelAdapter.attach(socket, context, options.getWriteQueueMaxSize(), this);
+    parser = FrameParser.controlling(channel::reading, options.getMaxFrameSize(), this);
     if (options.getIdleTimeoutMs() > 0) {
       lastRequestNanos = System.nanoTime();
       idleTimer = vertx.setTimer(options.getIdleTimeoutMs(), this::onIdleTimer);
     }
   }
 
-  /**
-   * Two things Vert.x's socket does not expose, watched on the Netty channel:
-   * <ul>
-   *   <li>half-closure: Netty closes a connection when its input ends unless half-closure is allowed;
-   *   allowed, a client may send its requests, shut down its sending side, and still read every
-   *   response;</li>
-   *   <li>byte-based writability: the channel turns unwritable once more than {@code writeQueueMaxSize}
-   *   bytes wait to be written (Vert.x's own queue counts messages, whatever their size), and writable again
-   *   below half of that.</li>
-   * </ul>
-   */
-  private void watchChannel() {
-    channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-    channel.pipeline().addBefore("handler", "frame-echo-watch", new ChannelInboundHandlerAdapter() {
-      @Override
-      public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof ChannelInputShutdownEvent) {
-          context.runOnContext(v -> onInputEnded());
-        }
-        super.userEventTriggered(ctx, evt);
-      }
+  // ---- the socket's events ----
 
-      @Override
-      public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
-        if (ctx.channel().isWritable()) {
-          context.runOnContext(v -> onWriteQueueDrained());
-        }
-        super.channelWritabilityChanged(ctx);
-      }
-    });
+  @Override
+  public void bytes(ByteBuf bytes) {
+    parser.handle(bytes);
+  }
+
+  @Override
+  public void inputEnded() {
+    onInputEnded();
+  }
+
+  @Override
+  public void writable() {
+    onWriteQueueDrained();
+  }
+
+  @Override
+  public void shutdownRequested() {
+    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
+  }
+
+  @Override
+  public void closed() {
+    onClosed();
   }
 
   /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait to be written. */
   private boolean writeQueueFull() {
-    return !channel.isWritable() || socket.writeQueueFull();
+    return channel.writeQueueFull();
   }
 
   // ---- reading: the parser's events ----
@@ -284,14 +257,14 @@ public final class Connection implements FrameParser.Listener {
     }
     int reserved = echoRunReserved;
     if (reserved > 0) {
-      ((NetSocketInternal) socket).writeMessage(run).onComplete(ar -> {
+      channel.write(run).onComplete(ar -> {
         budget.release(reserved);
         if (ar.failed()) {
           responsesLost = true;
         }
       });
     } else {
-      ((NetSocketInternal) socket).writeMessage(run);
+      channel.write(run);
     }
     if (writeQueueFull()) {
       stopReading(WRITE_QUEUE_FULL);
@@ -526,10 +499,6 @@ public final class Connection implements FrameParser.Listener {
 
   // ---- want_close ----
 
-  private void onServerShutdown() {
-    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
-  }
-
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
   private void closeAfterAnswers(CloseReason reason) {
     if (closeReason == null) {
@@ -547,16 +516,14 @@ public final class Connection implements FrameParser.Listener {
       if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
         writeTimer = vertx.setTimer(options.getWriteStallTimeoutMs(), this::onWriteStall);
       }
-      socket.close();
+      channel.closeAfterFlush();
     }
   }
 
   /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
   public void forceClose() {
     closeRequested = true;
-    // From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
-    // which turns it into a close after flushing, the very thing a peer that does not read blocks.
-    ((NetSocketInternal) socket).channelHandlerContext().close();
+    channel.closeNow();
   }
 
   /** Cuts a connection that shutdown could not drain in time. */

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl;
 
+import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -10,14 +11,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * What one server process shares between its verticle instances: the connection counts behind
- * {@code maxConnections} and {@code maxConnectionsPerIp}, and the {@link BufferBudget}. Kept in the
- * Vert.x instance's local shared data, so every instance deployed in it finds the same one.
+ * What the instances of one deployment share: the connection counts behind {@code maxConnections} and
+ * {@code maxConnectionsPerIp}, and the {@link BufferBudget}. {@code -instances N} deploys N servers that
+ * together are one server, so they find one another's limits in the Vert.x instance's local shared data,
+ * under their deployment's id. Another deployment in the same Vert.x (another port, other options), or a
+ * server created outside any deployment, has limits of its own.
  */
 public final class ConnectionLimits implements Shareable {
 
   private static final Logger log = LoggerFactory.getLogger(ConnectionLimits.class);
-  private static final String SHARED_KEY = "frame-echo.limits";
+  private static final String SHARED_MAP = "frame-echo.limits";
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /** Why a connection was turned away. */
@@ -44,22 +47,48 @@ public final class ConnectionLimits implements Shareable {
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final AtomicLong rejectedSinceLog = new AtomicLong();
   private final AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+  /** Servers using these limits; guarded by the shared map's compute. */
+  private int servers;
 
-  public ConnectionLimits(int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
+  /** The deployment whose instances share these limits, or null for a server of its own. */
+  private final String deployment;
+
+  private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
+    this.deployment = deployment;
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = new BufferBudget(maxBufferedBytes);
   }
 
-  /** The limits of this Vert.x instance's servers, created by the first server with its settings. */
-  public static ConnectionLimits shared(io.vertx.core.Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
-    return (ConnectionLimits) vertx.sharedData().getLocalMap(SHARED_KEY)
-      .computeIfAbsent(SHARED_KEY, k -> new ConnectionLimits(maxConnections, maxConnectionsPerIp, maxBufferedBytes));
+  /**
+   * The limits of the deployment whose verticle is creating a server now (created by its first instance,
+   * with its settings), or new limits of its own for a server created outside a deployment. Every call is
+   * matched by one {@link #detach}.
+   */
+  public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
+    String deployment = vertx.getOrCreateContext().deploymentID();
+    if (deployment == null) {
+      return new ConnectionLimits(null, maxConnections, maxConnectionsPerIp, maxBufferedBytes);
+    }
+    return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).compute(deployment, (k, limits) -> {
+      ConnectionLimits attached = limits != null ? limits
+        : new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp, maxBufferedBytes);
+      attached.servers++;
+      return attached;
+    });
   }
 
-  /** The limits of this Vert.x instance's servers, or null before any server was created. */
-  public static ConnectionLimits find(io.vertx.core.Vertx vertx) {
-    return (ConnectionLimits) vertx.sharedData().getLocalMap(SHARED_KEY).get(SHARED_KEY);
+  /** A server using these limits has closed; the last one of its deployment removes them. */
+  public void detach(Vertx vertx) {
+    if (deployment != null) {
+      vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP)
+        .computeIfPresent(deployment, (k, limits) -> limits == this && --limits.servers == 0 ? null : limits);
+    }
+  }
+
+  /** The limits the instances of deployment {@code deploymentId} share, or null (none, or not deployed). */
+  public static ConnectionLimits find(Vertx vertx, String deploymentId) {
+    return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).get(deploymentId);
   }
 
   public BufferBudget budget() {

@@ -33,4 +33,9 @@ public interface FrameEchoMetrics {
 
   default void readingResumed() {
   }
+
+  /** The Prometheus text exposition of the registry these meters are in, or null when there is none. */
+  default String scrape() {
+    return null;
+  }
 }

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.vertx.micrometer.backends.BackendRegistries;
 import io.vertx.core.shareddata.Shareable;
 
 import java.time.Duration;
@@ -14,9 +15,17 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** frame-echo's own meters, named {@code frame_echo_*} in Prometheus; one set per process. */
-public final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
+/**
+ * frame-echo's own meters, named {@code frame_echo_*} in Prometheus; one set per Vert.x instance. With
+ * {@link PrometheusRegistry}, the only code that touches Micrometer (an optional dependency), loaded only
+ * when metrics are enabled.
+ */
+final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
 
+  private static final String VERTX_REGISTRIES = "io.vertx.micrometer.backends.BackendRegistries";
+
+  private final MeterRegistry registry;
+  private final boolean prometheusPresent = present(PrometheusRegistry.CLASS_NAME);
   private final Counter requests;
   private final Counter responses;
   private final DistributionSummary frameSizes;
@@ -26,7 +35,33 @@ public final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Share
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
   private final AtomicInteger paused = new AtomicInteger();
 
-  public MicrometerFrameEchoMetrics(MeterRegistry registry, ConnectionLimits limits) {
+  /**
+   * Meters in the application's registry when Vert.x was started with Micrometer metrics
+   * ({@code vertx-micrometer-metrics}), or else in a Prometheus registry of their own.
+   */
+  static FrameEchoMetrics create(Operations operations) {
+    MeterRegistry registry = present(VERTX_REGISTRIES) ? BackendRegistries.getDefaultNow() : null;
+    if (registry == null) {
+      if (!present(PrometheusRegistry.CLASS_NAME)) {
+        throw new IllegalStateException("metrics.enabled: needs Vert.x started with Micrometer metrics "
+          + "(io.vertx:vertx-micrometer-metrics) or io.micrometer:micrometer-registry-prometheus on the class path");
+      }
+      registry = PrometheusRegistry.create();
+    }
+    return new MicrometerFrameEchoMetrics(registry, operations);
+  }
+
+  private static boolean present(String className) {
+    try {
+      Class.forName(className, false, MicrometerFrameEchoMetrics.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  private MicrometerFrameEchoMetrics(MeterRegistry registry, Operations operations) {
+    this.registry = registry;
     requests = Counter.builder("frame.echo.requests").description("Request frames received").register(registry);
     responses = Counter.builder("frame.echo.responses").description("Response frames queued for writing").register(registry);
     frameSizes = DistributionSummary.builder("frame.echo.frame.size").baseUnit("bytes")
@@ -49,9 +84,9 @@ public final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Share
     }
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get)
       .description("Connections not reading because of back-pressure").register(registry);
-    Gauge.builder("frame.echo.connections.open", limits, ConnectionLimits::openConnections)
+    Gauge.builder("frame.echo.connections.open", operations, Operations::openConnections)
       .description("Connections open").register(registry);
-    Gauge.builder("frame.echo.buffered", limits.budget(), BufferBudget::used).baseUnit("bytes")
+    Gauge.builder("frame.echo.buffered", operations, Operations::bufferedBytes).baseUnit("bytes")
       .description("Bytes held in frames being read and responses being written (maxBufferedBytes budget)").register(registry);
   }
 
@@ -91,5 +126,10 @@ public final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Share
   @Override
   public void readingResumed() {
     paused.decrementAndGet();
+  }
+
+  @Override
+  public String scrape() {
+    return prometheusPresent ? PrometheusRegistry.scrape(registry) : null;
   }
 }

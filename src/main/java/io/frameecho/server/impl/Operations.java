@@ -1,48 +1,41 @@
 package io.frameecho.server.impl;
 
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
-import io.vertx.micrometer.backends.BackendRegistries;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What operators see of one server process: its metrics registry and frame-echo's meters, and whether it
- * is ready for traffic (at least one server listening, none draining). Shared by every verticle instance
- * of a Vert.x instance.
+ * What operators see of one Vert.x instance's frame-echo servers: frame-echo's meters, and whether the
+ * process is ready for traffic (at least one server listening, none draining). Shared by every server in
+ * the Vert.x instance, whichever deployment it belongs to; the gauges add up every server's limits.
+ * <p>
+ * Micrometer is an optional dependency: nothing of it is loaded unless metrics are enabled.
  */
 public final class Operations implements Shareable {
 
   private static final String SHARED_KEY = "frame-echo.operations";
 
-  private final MeterRegistry registry;
   private final FrameEchoMetrics metrics;
+  private final Set<ConnectionLimits> servers = ConcurrentHashMap.newKeySet();
   private final AtomicInteger listening = new AtomicInteger();
   private final AtomicInteger draining = new AtomicInteger();
 
-  private Operations(MeterRegistry registry, FrameEchoMetrics metrics) {
-    this.registry = registry;
-    this.metrics = metrics;
+  private Operations(boolean metricsEnabled) {
+    this.metrics = metricsEnabled ? MicrometerFrameEchoMetrics.create(this) : FrameEchoMetrics.NONE;
   }
 
   /**
-   * The process's operations state. With metrics on, frame-echo's meters join Vert.x's own registry when
-   * Vert.x was started with Micrometer metrics, or a Prometheus registry of their own otherwise.
+   * The Vert.x instance's operations state, created by its first server. With metrics on, frame-echo's
+   * meters join the application's registry when Vert.x was started with Micrometer metrics, or a Prometheus
+   * registry of their own otherwise.
+   *
+   * @throws IllegalStateException metrics are enabled but Micrometer is not on the class path
    */
-  public static Operations shared(Vertx vertx, ConnectionLimits limits, boolean metricsEnabled) {
-    return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> {
-      if (!metricsEnabled) {
-        return new Operations(null, FrameEchoMetrics.NONE);
-      }
-      MeterRegistry registry = BackendRegistries.getDefaultNow();
-      if (registry == null) {
-        registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-      }
-      return new Operations(registry, new MicrometerFrameEchoMetrics(registry, limits));
-    });
+  public static Operations shared(Vertx vertx, boolean metricsEnabled) {
+    return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(metricsEnabled));
   }
 
   public FrameEchoMetrics metrics() {
@@ -51,7 +44,26 @@ public final class Operations implements Shareable {
 
   /** The Prometheus text exposition of every meter, or null when the registry is not a Prometheus one. */
   public String scrape() {
-    return registry instanceof PrometheusMeterRegistry prometheus ? prometheus.scrape() : null;
+    return metrics.scrape();
+  }
+
+  /** A server's limits join the gauges; balanced by {@link #remove}. */
+  public void add(ConnectionLimits limits) {
+    servers.add(limits);
+  }
+
+  public void remove(ConnectionLimits limits) {
+    servers.remove(limits);
+  }
+
+  /** Connections open on every server. */
+  public int openConnections() {
+    return servers.stream().mapToInt(ConnectionLimits::openConnections).sum();
+  }
+
+  /** Bytes held against every server's buffer budget. */
+  public long bufferedBytes() {
+    return servers.stream().mapToLong(limits -> limits.budget().used()).sum();
   }
 
   public void listening() {

@@ -1,0 +1,286 @@
+package example;
+
+import io.frameecho.client.FrameClient;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.frameecho.server.FrameEchoVerticle;
+import io.frameecho.server.RequestHandler;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * An application that embeds frame-echo in its own Vert.x, with its own SLF4J provider, on the Vert.x line
+ * this build was given. Clients are plain blocking sockets on the test thread, never on an event loop.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class EmbeddedFrameEchoTest {
+
+  private static final int SOCKET_TIMEOUT_MS = 20_000;
+
+  private int port;
+
+  private static <T> T await(Future<T> future) throws Exception {
+    return future.toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+  }
+
+  @BeforeEach
+  void deploy(Vertx vertx) throws Exception {
+    FrameEchoVerticle verticle = new FrameEchoVerticle();
+    await(vertx.deployVerticle(verticle, new DeploymentOptions()
+      .setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0).put("writeQueueMaxSize", 65536))));
+    port = verticle.actualPort();
+    assertTrue(port > 0);
+  }
+
+  @Test
+  void runsOnTheVertxLineThisBuildChoseWithTheApplicationsOwnLogging() throws Exception {
+    String version;
+    try (InputStream in = Vertx.class.getClassLoader().getResourceAsStream("META-INF/vertx/vertx-version.txt")) {
+      version = new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+    }
+    assertEquals(System.getProperty("expected.vertx.version"), version);
+    assertEquals("org.slf4j.simple.SimpleLoggerFactory", LoggerFactory.getILoggerFactory().getClass().getName());
+    for (String forced : List.of("ch.qos.logback.classic.Logger", "com.hazelcast.core.Hazelcast", "picocli.CommandLine",
+      "org.HdrHistogram.Histogram", "io.micrometer.core.instrument.MeterRegistry", "io.vertx.launcher.application.VertxApplication")) {
+      assertThrows(ClassNotFoundException.class, () -> Class.forName(forced), forced + " came with the library");
+    }
+  }
+
+  @Test
+  void theBooksScenarioWithA32MiBFrame() throws Exception {
+    byte[] big = new byte[32 << 20];
+    Arrays.fill(big, (byte) 'z');
+    List<byte[]> requests = List.of(bytes("hello1"), bytes("hello2"), bytes("hello3"), big, bytes("hello5"));
+    try (Socket socket = connect()) {
+      CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> sendAll(socket, requests));
+      for (byte[] request : requests) {
+        assertArrayEquals(request, readFrame(socket));
+      }
+      sending.get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void pipelinedFramesComeBackInOrderByteExact() throws Exception {
+    Random random = new Random(42);
+    List<byte[]> requests = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      byte[] payload = new byte[random.nextInt(i % 100 == 0 ? 300_000 : 2_000)];
+      random.nextBytes(payload);
+      requests.add(payload);
+    }
+    try (Socket socket = connect()) {
+      CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> sendAll(socket, requests));
+      for (int i = 0; i < requests.size(); i++) {
+        assertArrayEquals(requests.get(i), readFrame(socket), "response " + i);
+      }
+      sending.get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * A client that sends 64 MiB without reading: the server stops reading it (its write queue is full), so
+   * the client's writes stall long before it has sent everything; once it reads, every response arrives.
+   */
+  @Test
+  void aClientThatDoesNotReadIsHeldBackThenServedInFull() throws Exception {
+    byte[] payload = new byte[1 << 20];
+    new Random(7).nextBytes(payload);
+    int frames = 64;
+    try (Socket socket = connect()) {
+      long[] sent = new long[1];
+      CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> {
+        try {
+          OutputStream out = socket.getOutputStream();
+          for (int i = 0; i < frames; i++) {
+            out.write(header(payload.length));
+            out.write(payload);
+            sent[0] = i + 1;
+          }
+          out.flush();
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      // The sender stalls: kernel buffers on both sides plus the server's write queue hold far less than 64 MiB.
+      assertThrows(java.util.concurrent.TimeoutException.class, () -> sending.get(2, TimeUnit.SECONDS));
+      assertTrue(sent[0] < frames, "all " + frames + " MiB were accepted without the client reading");
+      for (int i = 0; i < frames; i++) {
+        assertArrayEquals(payload, readFrame(socket), "response " + i);
+      }
+      sending.get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void aClientThatShutsDownItsSendingSideGetsEveryResponseThenTheEnd() throws Exception {
+    byte[] big = new byte[8 << 20];
+    new Random(3).nextBytes(big);
+    List<byte[]> requests = List.of(bytes("one"), big, bytes(""), bytes("last"));
+    try (Socket socket = connect()) {
+      CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> {
+        sendAll(socket, requests);
+        try {
+          socket.shutdownOutput();
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      for (byte[] request : requests) {
+        assertArrayEquals(request, readFrame(socket));
+      }
+      assertEquals(-1, socket.getInputStream().read(), "end of stream after the last response");
+      sending.get(20, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void anOversizedHeaderEndsThatConnectionAfterTheEarlierResponses() throws Exception {
+    try (Socket socket = connect(); Socket bystander = connect()) {
+      OutputStream out = socket.getOutputStream();
+      out.write(frame(bytes("before")));
+      out.write(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff});
+      out.flush();
+      assertArrayEquals(bytes("before"), readFrame(socket));
+      assertEquals(-1, socket.getInputStream().read(), "the server closed the connection");
+      bystander.getOutputStream().write(frame(bytes("still here")));
+      assertArrayEquals(bytes("still here"), readFrame(bystander));
+    }
+  }
+
+  /**
+   * Undeploying shuts the server down gracefully on every line: a client with a frame half sent gets the
+   * responses to its whole frames, then the end of the stream, within {@code shutdownTimeoutMs}.
+   */
+  @Test
+  void undeployAnswersWhatArrivedThenEndsTheConnection(Vertx vertx) throws Exception {
+    FrameEchoVerticle verticle = new FrameEchoVerticle();
+    String deployment = await(vertx.deployVerticle(verticle, new DeploymentOptions()
+      .setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0).put("shutdownTimeoutMs", 2000))));
+    port = verticle.actualPort();
+    try (Socket socket = connect()) {
+      OutputStream out = socket.getOutputStream();
+      out.write(frame(bytes("first")));
+      out.write(frame(bytes("second")));
+      out.write(header(100));
+      out.write(bytes("half"));
+      out.flush();
+      assertArrayEquals(bytes("first"), readFrame(socket));
+      assertArrayEquals(bytes("second"), readFrame(socket));
+      long started = System.nanoTime();
+      Future<Void> undeployed = vertx.undeploy(deployment);
+      assertEquals(-1, socket.getInputStream().read(), "end of stream once shut down");
+      await(undeployed);
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      assertTrue(tookMs < 5_000, "shutdown took " + tookMs + " ms");
+    }
+  }
+
+  @Test
+  void aVerticleOfTheApplicationServesItsOwnHandlerToTheClientLibrary(Vertx vertx) throws Exception {
+    RequestHandler upperCase = request -> Future.succeededFuture(Buffer.buffer(request.toString().toUpperCase()));
+    AtomicInteger serverPort = new AtomicInteger();
+    String deployment = await(vertx.deployVerticle(new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+          .requestHandler(upperCase)
+          .listen()
+          .onSuccess(server -> serverPort.set(server.actualPort()));
+      }
+    }));
+    FrameClient client = await(FrameClient.connect(vertx, "127.0.0.1", serverPort.get()));
+    try {
+      Future<Buffer> hello = client.request(Buffer.buffer("hello"));
+      Future<Buffer> world = client.request(Buffer.buffer("world"));
+      assertEquals("HELLO", await(hello).toString());
+      assertEquals("WORLD", await(world).toString());
+    } finally {
+      await(client.close());
+      await(vertx.undeploy(deployment));
+    }
+  }
+
+  private Socket connect() throws IOException {
+    Socket socket = new Socket("127.0.0.1", port);
+    socket.setSoTimeout(SOCKET_TIMEOUT_MS);
+    socket.setTcpNoDelay(true);
+    return socket;
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static byte[] header(int length) {
+    return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(length).array();
+  }
+
+  private static byte[] frame(byte[] payload) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    out.writeBytes(header(payload.length));
+    out.writeBytes(payload);
+    return out.toByteArray();
+  }
+
+  private static void sendAll(Socket socket, List<byte[]> payloads) {
+    try {
+      OutputStream out = socket.getOutputStream();
+      for (byte[] payload : payloads) {
+        out.write(header(payload.length));
+        out.write(payload);
+      }
+      out.flush();
+    } catch (IOException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  private static byte[] readFrame(Socket socket) throws IOException {
+    DataInputStream in = new DataInputStream(socket.getInputStream());
+    byte[] head = new byte[4];
+    in.readFully(head);
+    int length = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt();
+    byte[] payload = new byte[length];
+    try {
+      in.readFully(payload);
+    } catch (EOFException e) {
+      throw new EOFException("the stream ended inside a " + length + "-byte response");
+    }
+    return payload;
+  }
+}

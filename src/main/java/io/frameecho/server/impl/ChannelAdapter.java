@@ -1,0 +1,235 @@
+package io.frameecho.server.impl;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetSocket;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+/**
+ * The one room that reaches under Vert.x's public {@link NetSocket} API: the poll loop's view of one
+ * socket. Everything else in the server speaks {@link Events} and the methods below.
+ * <p>
+ * What it reaches for, and why the public API cannot do it (the README's "Vert.x compatibility" section
+ * says the same for users):
+ * <ul>
+ *   <li><b>reads as Netty buffers</b> ({@code messageHandler}): the public {@code handler(Buffer)} copies
+ *   every read into a heap buffer; frames are sliced out of Netty's own buffer instead. Between Vert.x 5.0
+ *   and 5.1 this method moved to a new super-interface with another return type, so it is looked up once
+ *   by name ({@link #hooks()}); where it is missing, reads come through the public handler, copied;</li>
+ *   <li><b>writes of Netty buffers</b> ({@code writeMessage}): a response that is a slice of a read goes
+ *   back without a copy;</li>
+ *   <li><b>demand</b> (the channel's {@code autoRead}): paused through the socket, Vert.x keeps reading into
+ *   a queue of its own, which it does not release when the connection closes;</li>
+ *   <li><b>byte-based writability</b> (the channel's water marks): Vert.x's {@code writeQueueFull()}
+ *   counts messages, whatever their size;</li>
+ *   <li><b>half-closure</b> ({@code ALLOW_HALF_CLOSURE} and the input-shutdown event): Netty otherwise
+ *   closes a connection whose client shut down its sending side, before its responses are written;</li>
+ *   <li><b>a close that does not flush</b> (the Vert.x handler's own context): a client that does not read
+ *   would hold a flushing close open.</li>
+ * </ul>
+ * {@code channelHandlerContext()} and {@code writeMessage} kept their form from Vert.x 5.0 to 5.2; the
+ * channel work is plain Netty, placed once in the pipeline before Vert.x's handler (as vertx-mqtt does).
+ * One public method changed its type between the lines too ({@code shutdownHandler}): see
+ * {@link #anyArgument}.
+ */
+public final class ChannelAdapter {
+
+  /** What the socket tells its connection; all on the connection's event loop, inside its context. */
+  interface Events {
+
+    /** Bytes read; the listener owns {@code bytes} and releases it. */
+    void bytes(ByteBuf bytes);
+
+    /** The client shut down its sending side (or the read side ended). */
+    void inputEnded();
+
+    /** The write queue went below its low-water mark. */
+    void writable();
+
+    /** An IO error (a reset, a TLS failure, ...). */
+    void failed(Throwable error);
+
+    /** Vert.x is shutting its server down: finish gracefully. */
+    void shutdownRequested();
+
+    /** The socket is closed, for whatever reason. */
+    void closed();
+  }
+
+  private static final Hooks HOOKS = Hooks.find();
+
+  private final NetSocket socket;
+  private final NetSocketInternal internal;
+  private final Channel channel;
+
+  private ChannelAdapter(NetSocket socket) {
+    this.socket = socket;
+    this.internal = (NetSocketInternal) socket;
+    this.channel = internal.channelHandlerContext().channel();
+  }
+
+  /**
+   * Wires {@code socket}'s events to {@code events}; call once, on the socket's event loop, when the
+   * connection is accepted. {@code writeQueueMaxSize} bytes queued make the socket unwritable; half of it,
+   * writable again.
+   */
+  static ChannelAdapter attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events) {
+    ChannelAdapter adapter = new ChannelAdapter(socket);
+    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it.
+    socket.setWriteQueueMaxSize(writeQueueMaxSize);
+    adapter.channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    adapter.channel.pipeline().addBefore("handler", "frame-echo-watch", new ChannelInboundHandlerAdapter() {
+      @Override
+      public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+          context.runOnContext(v -> events.inputEnded());
+        }
+        super.userEventTriggered(ctx, evt);
+      }
+
+      @Override
+      public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (ctx.channel().isWritable()) {
+          context.runOnContext(v -> events.writable());
+        }
+        super.channelWritabilityChanged(ctx);
+      }
+    });
+    socket.drainHandler(v -> events.writable());
+    socket.closeHandler(v -> events.closed());
+    socket.shutdownHandler(anyArgument(events::shutdownRequested));
+    socket.exceptionHandler(events::failed);
+    HOOKS.readNettyBuffers(adapter.internal, events);
+    return adapter;
+  }
+
+  /**
+   * A handler that ignores its argument, whatever its type: {@code shutdownHandler} takes a
+   * {@code Handler<Void>} in Vert.x 5.0 and a {@code Handler<Duration>} (the time left) from 5.1 on. A
+   * lambda typed for either one casts its argument, and fails on the other line.
+   */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private static <T> Handler<T> anyArgument(Runnable action) {
+    Handler<Object> handler = ignored -> action.run();
+    return (Handler) handler;
+  }
+
+  /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
+  void reading(boolean on) {
+    channel.config().setAutoRead(on);
+  }
+
+  /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait. */
+  boolean writeQueueFull() {
+    return !channel.isWritable() || socket.writeQueueFull();
+  }
+
+  /** Queues {@code bytes} (released once written); the future tells whether they were. */
+  Future<Void> write(ByteBuf bytes) {
+    return internal.writeMessage(bytes);
+  }
+
+  /**
+   * Closes after what is queued has been written. From Vert.x 5.1 on, {@code close()} hands a socket with
+   * a shutdown handler to that handler and waits for it to close; the connection has decided already, so
+   * the handler goes first.
+   */
+  void closeAfterFlush() {
+    socket.shutdownHandler(null);
+    socket.close();
+  }
+
+  /**
+   * Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket.
+   * From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
+   * which turns it into a close after flushing, the very thing a peer that does not read blocks.
+   */
+  void closeNow() {
+    internal.channelHandlerContext().close();
+  }
+
+  /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */
+  public static String transportName(Vertx vertx) {
+    String name = ((VertxInternal) vertx).transport().getClass().getSimpleName().toLowerCase(Locale.ROOT);
+    return name.replace("transport", "").replace("iouring", "io_uring");
+  }
+
+  /** One line for the start-up log: the Vert.x version and how this adapter reads on it. */
+  public static String hooks() {
+    return "Vert.x " + HOOKS.vertxVersion + ": " + HOOKS.description;
+  }
+
+  /** How reads reach the connection on the Vert.x line found at start-up. */
+  private static final class Hooks {
+
+    private final MethodHandle messageHandler;
+    private final String vertxVersion;
+    private final String description;
+
+    private Hooks(MethodHandle messageHandler, String description) {
+      this.messageHandler = messageHandler;
+      this.vertxVersion = vertxVersion();
+      this.description = description;
+    }
+
+    /** {@code messageHandler(Handler)}, whatever it returns and whichever interface declares it. */
+    static Hooks find() {
+      try {
+        Method method = NetSocketInternal.class.getMethod("messageHandler", Handler.class);
+        MethodHandle handle = MethodHandles.publicLookup().unreflect(method)
+          .asType(MethodType.methodType(void.class, NetSocketInternal.class, Handler.class));
+        return new Hooks(handle, "reads Netty's buffers through " + method.getDeclaringClass().getSimpleName()
+          + ".messageHandler, writes through writeMessage");
+      } catch (NoSuchMethodException | IllegalAccessException | RuntimeException e) {
+        return new Hooks(null, "no NetSocketInternal.messageHandler (" + e + "); reads are copied from the public handler");
+      }
+    }
+
+    void readNettyBuffers(NetSocketInternal socket, Events events) {
+      if (messageHandler == null) {
+        socket.handler(buffer -> events.bytes(Unpooled.wrappedBuffer(buffer.getBytes())));
+        return;
+      }
+      Handler<Object> handler = msg -> {
+        if (msg instanceof ByteBuf bytes) {
+          events.bytes(bytes);
+        } else {
+          ReferenceCountUtil.release(msg);
+        }
+      };
+      try {
+        messageHandler.invokeExact(socket, handler);
+      } catch (Throwable e) {
+        throw new IllegalStateException("NetSocketInternal.messageHandler failed", e);
+      }
+    }
+
+    private static String vertxVersion() {
+      try (InputStream in = Vertx.class.getClassLoader().getResourceAsStream("META-INF/vertx/vertx-version.txt")) {
+        return in == null ? "(version unknown)" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
+      } catch (IOException e) {
+        return "(version unknown)";
+      }
+    }
+  }
+}

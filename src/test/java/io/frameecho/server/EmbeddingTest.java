@@ -1,0 +1,91 @@
+package io.frameecho.server;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.testkit.RawConnection;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * What an application embedding frame-echo can rely on: the instances of one deployment are one server
+ * (they share their limits), while two servers in one Vert.x keep their own.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
+class EmbeddingTest {
+
+  private static Future<Integer> deploy(Vertx vertx, JsonObject config, int instances) {
+    JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);
+    FrameEchoVerticle[] first = new FrameEchoVerticle[1];
+    return vertx.deployVerticle(() -> {
+        FrameEchoVerticle verticle = new FrameEchoVerticle();
+        if (first[0] == null) {
+          first[0] = verticle;
+        }
+        return verticle;
+      }, new DeploymentOptions().setConfig(c).setInstances(instances))
+      .map(id -> first[0].actualPort());
+  }
+
+  /** Opens {@code n} connections one after another and says which of them were answered. */
+  private static Future<List<Boolean>> openAndServe(Vertx vertx, int port, int n, List<RawConnection> opened) {
+    List<Boolean> served = new ArrayList<>();
+    Future<Void> chain = Future.succeededFuture();
+    for (int i = 0; i < n; i++) {
+      chain = chain.compose(v -> RawConnection.open(vertx, port)).compose(c -> {
+        opened.add(c);
+        return c.write(Frames.frame(Buffer.buffer("x"))).transform(ar -> c.expectFrames(1))
+          .map(r -> true).otherwise(false)
+          .map(ok -> {
+            served.add(ok);
+            return null;
+          });
+      });
+    }
+    return chain.map(v -> served);
+  }
+
+  @Test
+  void twoServersInOneVertxKeepTheirOwnLimits(Vertx vertx, VertxTestContext ctx) {
+    List<RawConnection> opened = new ArrayList<>();
+    deploy(vertx, new JsonObject().put("maxConnections", 1), 1).compose(strict ->
+        deploy(vertx, new JsonObject().put("maxConnections", 3), 1).compose(roomy ->
+          openAndServe(vertx, strict, 2, opened).compose(strictServed ->
+            openAndServe(vertx, roomy, 3, opened).map(roomyServed -> {
+              ctx.verify(() -> {
+                assertEquals(List.of(true, false), strictServed, "the first server's maxConnections is 1");
+                assertEquals(List.of(true, true, true), roomyServed, "the second server's maxConnections is 3, not the first's");
+              });
+              return null;
+            }))))
+      .eventually(() -> Future.all(opened.stream().map(RawConnection::close).toList()))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void theInstancesOfOneDeploymentShareTheirLimits(Vertx vertx, VertxTestContext ctx) {
+    List<RawConnection> opened = new ArrayList<>();
+    // A negative port: one random port shared by both instances.
+    deploy(vertx, new JsonObject().put("port", -1).put("maxConnections", 2), 2).compose(port ->
+        openAndServe(vertx, port, 3, opened).map(served -> {
+          ctx.verify(() -> assertEquals(List.of(true, true, false), served,
+            "two instances, one maxConnections of 2 between them"));
+          return null;
+        }))
+      .eventually(() -> Future.all(opened.stream().map(RawConnection::close).toList()))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+}

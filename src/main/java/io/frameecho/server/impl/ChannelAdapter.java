@@ -12,6 +12,7 @@ import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
@@ -147,6 +148,11 @@ public final class ChannelAdapter {
   /** Queues {@code bytes} (released once written); the future tells whether they were. */
   Future<Void> write(ByteBuf bytes) {
     return internal.writeMessage(bytes);
+  }
+
+  /** Queues {@code bytes} through Vert.x's public API. */
+  Future<Void> write(Buffer bytes) {
+    return socket.write(bytes);
   }
 
   /**

@@ -1,0 +1,126 @@
+package io.frameecho.server.impl;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.RequestHandler;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+
+import java.util.ArrayDeque;
+
+/**
+ * The application half of the book's {@code try_one_request} for any application but echo: each request
+ * payload goes to the {@link RequestHandler}, and the answers, which may complete later and in any order,
+ * are written in request order. At {@code handler.maxInFlight} awaited answers, reading stops.
+ */
+final class OrderedAnswers implements Responses {
+
+  /** What the answers tell their connection. */
+  interface Listener {
+    /** Answers were written or dropped: the connection may be done. */
+    void answered();
+
+    /** The handler failed: the answers before this one are written, the rest dropped. */
+    void handlerFailed(Throwable cause);
+  }
+
+  /** An answer the application has not given yet, with the request bytes it holds in the budget. */
+  private record Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+  }
+
+  private final RequestHandler handler;
+  private final int maxInFlight;
+  private final ResponseWriter writer;
+  private final BudgetAccount budget;
+  private final ReadGate gate;
+  private final FrameEchoMetrics metrics;
+  private final Listener listener;
+  /** Answers not written yet, oldest first; stays empty while answers complete at once. */
+  private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
+
+  OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget, ReadGate gate,
+                 FrameEchoMetrics metrics, Listener listener) {
+    this.handler = handler;
+    this.maxInFlight = maxInFlight;
+    this.writer = writer;
+    this.budget = budget;
+    this.gate = gate;
+    this.metrics = metrics;
+    this.listener = listener;
+  }
+
+  @Override
+  public void request(ByteBuf frame, int heldBytes, long receivedNanos) {
+    Buffer payload;
+    try {
+      byte[] bytes = new byte[frame.readableBytes() - Frames.HEADER_SIZE];
+      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, bytes);
+      payload = Buffer.buffer(bytes);
+    } finally {
+      frame.release();
+    }
+    Future<Buffer> answer;
+    try {
+      answer = handler.handle(payload);
+    } catch (RuntimeException e) {
+      answer = Future.failedFuture(e);
+    }
+    if (awaited.isEmpty() && answer.isComplete()) {
+      write(answer, heldBytes, receivedNanos);
+    } else {
+      awaited.add(new Awaited(answer, heldBytes, receivedNanos));
+      if (awaited.size() >= maxInFlight) {
+        gate.pause(ReadGate.Reason.TOO_MANY_IN_FLIGHT);
+      }
+      answer.onComplete(ar -> writeAnswered());
+    }
+  }
+
+  /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
+  private void writeAnswered() {
+    Awaited head;
+    while ((head = awaited.peek()) != null && head.answer.isComplete()) {
+      awaited.poll();
+      write(head.answer, head.heldBytes, head.receivedNanos);
+    }
+    if (awaited.size() < maxInFlight) {
+      gate.resume(ReadGate.Reason.TOO_MANY_IN_FLIGHT);
+    }
+    listener.answered();
+  }
+
+  private void write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+    budget.release(heldBytes);
+    if (answer.succeeded()) {
+      writer.writeFrame(answer.result());
+      metrics.responseQueued(receivedNanos);
+    } else {
+      // Answers queued behind a failed one are dropped: the connection ends after what came before.
+      drop();
+      listener.handlerFailed(answer.cause());
+    }
+  }
+
+  @Override
+  public void readDone() {
+  }
+
+  @Override
+  public boolean awaiting() {
+    return !awaited.isEmpty();
+  }
+
+  @Override
+  public void flush() {
+  }
+
+  @Override
+  public boolean drop() {
+    boolean dropped = !awaited.isEmpty();
+    Awaited next;
+    while ((next = awaited.poll()) != null) {
+      budget.release(next.heldBytes);
+    }
+    return dropped;
+  }
+}

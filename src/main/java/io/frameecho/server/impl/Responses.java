@@ -1,0 +1,28 @@
+package io.frameecho.server.impl;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * How one connection answers its request frames, chosen once when it opens: {@link EchoWriter} for the
+ * built-in echo (the request frame is the response), {@link OrderedAnswers} for any other application.
+ */
+interface Responses {
+
+  /**
+   * A complete request frame, header included, which this now owns; it holds {@code heldBytes} of the
+   * budget, and arrived at {@code receivedNanos} (for the latency meter).
+   */
+  void request(ByteBuf frame, int heldBytes, long receivedNanos);
+
+  /** The frames of one read have all been handed over. */
+  void readDone();
+
+  /** True while answers are owed that the application has not given yet. */
+  boolean awaiting();
+
+  /** The connection is about to close after its answers: write whatever is still held back. */
+  void flush();
+
+  /** The connection closed: release what is held; true when answers owed were dropped. */
+  boolean drop();
+}

@@ -33,6 +33,11 @@ public class FrameEchoOptions {
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
   /** A connection whose responses go unread this long is closed. */
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
+  /**
+   * After its last response and a FIN, how long a closing connection keeps reading (and discarding) what
+   * the client still sends, so that the client's kernel does not receive a reset that discards responses.
+   */
+  public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
   /** How long a graceful shutdown lets connections finish before it cuts them. */
   public static final long DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
@@ -46,7 +51,7 @@ public class FrameEchoOptions {
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
   private static final java.util.List<String> KEYS = java.util.List.of("host", "port", "maxFrameSize", "writeQueueMaxSize",
     "handler", "maxConnections", "maxConnectionsPerIp", "maxBufferedBytes", "idleTimeoutMs", "frameTimeoutMs",
-    "writeStallTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "transport", "drainDelayMs", "metrics");
+    "writeStallTimeoutMs", "lingerTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "transport", "drainDelayMs", "metrics");
 
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
@@ -62,6 +67,7 @@ public class FrameEchoOptions {
   private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
   private long frameTimeoutMs = DEFAULT_FRAME_TIMEOUT_MS;
   private long writeStallTimeoutMs = DEFAULT_WRITE_STALL_TIMEOUT_MS;
+  private long lingerTimeoutMs = DEFAULT_LINGER_TIMEOUT_MS;
   private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
   private TlsOptions tls;
   private JsonObject netServerOptions = new JsonObject();
@@ -84,6 +90,7 @@ public class FrameEchoOptions {
     this.idleTimeoutMs = other.idleTimeoutMs;
     this.frameTimeoutMs = other.frameTimeoutMs;
     this.writeStallTimeoutMs = other.writeStallTimeoutMs;
+    this.lingerTimeoutMs = other.lingerTimeoutMs;
     this.shutdownTimeoutMs = other.shutdownTimeoutMs;
     this.tls = other.tls == null ? null : new TlsOptions(other.tls);
     this.netServerOptions = other.netServerOptions.copy();
@@ -150,6 +157,9 @@ public class FrameEchoOptions {
         case "drainDelayMs":
           setDrainDelayMs(ConfigValues.longInteger(key, value));
           break;
+        case "lingerTimeoutMs":
+          setLingerTimeoutMs(ConfigValues.longInteger(key, value));
+          break;
         case "metrics":
           setMetrics(new MetricsOptions(ConfigValues.object(key, value)));
           break;
@@ -172,6 +182,7 @@ public class FrameEchoOptions {
       .put("idleTimeoutMs", idleTimeoutMs)
       .put("frameTimeoutMs", frameTimeoutMs)
       .put("writeStallTimeoutMs", writeStallTimeoutMs)
+      .put("lingerTimeoutMs", lingerTimeoutMs)
       .put("shutdownTimeoutMs", shutdownTimeoutMs)
       .put("tls", tls == null ? null : tls.toJson())
       .put("netServerOptions", netServerOptions.copy())
@@ -376,6 +387,21 @@ public class FrameEchoOptions {
       throw new IllegalArgumentException("transport: \"" + transport + "\" is not one of " + String.join(", ", TRANSPORTS));
     }
     this.transport = transport;
+    return this;
+  }
+
+  public long getLingerTimeoutMs() {
+    return lingerTimeoutMs;
+  }
+
+  /**
+   * A lingering close: after a closing connection's last response, the server sends a FIN and keeps
+   * reading, discarding, what the client still sends, until the client closes or this long has passed.
+   * Closing with unread input would send a reset, and a reset makes the client's kernel discard responses
+   * the client has not read yet. 0 closes at once after the last response.
+   */
+  public FrameEchoOptions setLingerTimeoutMs(long lingerTimeoutMs) {
+    this.lingerTimeoutMs = nonNegative("lingerTimeoutMs", lingerTimeoutMs);
     return this;
   }
 

@@ -3,10 +3,14 @@ package io.frameecho.server.impl;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -25,6 +29,7 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The one room that reaches under Vert.x's public {@link NetSocket} API: the poll loop's view of one
@@ -46,12 +51,16 @@ import java.util.Locale;
  *   <li><b>half-closure</b> ({@code ALLOW_HALF_CLOSURE} and the input-shutdown event): Netty otherwise
  *   closes a connection whose client shut down its sending side, before its responses are written;</li>
  *   <li><b>a close that does not flush</b> (the Vert.x handler's own context): a client that does not read
- *   would hold a flushing close open.</li>
+ *   would hold a flushing close open;</li>
+ *   <li><b>a lingering close</b> (a FIN through the channel's {@code shutdownOutput}, then reads): Vert.x
+ *   closes a socket with unread input, which sends a reset.</li>
  * </ul>
  * {@code channelHandlerContext()} and {@code writeMessage} kept their form from Vert.x 5.0 to 5.2; the
  * channel work is plain Netty, placed once in the pipeline before Vert.x's handler (as vertx-mqtt does).
  * One public method changed its type between the lines too ({@code shutdownHandler}): see
- * {@link #anyArgument}.
+ * {@link #anyArgument}. The close is Netty's too: {@link #closeLingering} (a FIN, then reading until the
+ * client is done) and {@link #closeNow}, so that Vert.x's {@code NetSocket.close()}, which differs between
+ * the lines, is not used.
  */
 public final class ChannelAdapter {
 
@@ -82,6 +91,10 @@ public final class ChannelAdapter {
   private final NetSocket socket;
   private final NetSocketInternal internal;
   private final Channel channel;
+  /** The client shut down its sending side. */
+  private boolean inputShutdown;
+  /** The FIN is out after the last response; reads are discarded until the client closes. */
+  private boolean lingering;
 
   private ChannelAdapter(NetSocket socket) {
     this.socket = socket;
@@ -103,7 +116,13 @@ public final class ChannelAdapter {
       @Override
       public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof ChannelInputShutdownEvent) {
-          context.runOnContext(v -> events.inputEnded());
+          adapter.inputShutdown = true;
+          if (adapter.lingering) {
+            // The client has read to our FIN and closed its side: both sides are done.
+            adapter.closeNow();
+          } else {
+            context.runOnContext(v -> events.inputEnded());
+          }
         }
         super.userEventTriggered(ctx, evt);
       }
@@ -156,13 +175,36 @@ public final class ChannelAdapter {
   }
 
   /**
-   * Closes after what is queued has been written. From Vert.x 5.1 on, {@code close()} hands a socket with
-   * a shutdown handler to that handler and waits for it to close; the connection has decided already, so
-   * the handler goes first.
+   * A lingering close, as nginx does it for HTTP: once every queued response is written, a FIN (after TLS's
+   * close_notify); then the socket reads what the client still sends, which the connection discards,
+   * until the client closes its side or {@code lingerMs} have passed; then it closes. Closing at once with
+   * unread input would send a reset, and a reset makes the client's kernel throw away the responses the
+   * client has not read yet. With {@code lingerMs} 0, it closes once the responses are written.
    */
-  void closeAfterFlush() {
-    socket.shutdownHandler(null);
-    socket.close();
+  void closeLingering(long lingerMs) {
+    internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
+      if (written.failed() || lingerMs == 0 || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
+        closeNow();
+        return;
+      }
+      SslHandler tls = channel.pipeline().get(SslHandler.class);
+      ChannelFuture closeNotify = tls == null ? channel.newSucceededFuture() : tls.closeOutbound();
+      closeNotify.addListener(sent -> duplex.shutdownOutput().addListener(fin -> {
+        if (!fin.isSuccess() || inputShutdown) {
+          closeNow();
+          return;
+        }
+        lingering = true;
+        reading(true);
+        ScheduledFuture<?> deadline = channel.eventLoop().schedule(this::closeNow, lingerMs, TimeUnit.MILLISECONDS);
+        channel.closeFuture().addListener(closed -> deadline.cancel(false));
+      }));
+    });
+  }
+
+  /** True once the FIN has gone out after the last response: nothing the connection owed is left. */
+  boolean lingering() {
+    return lingering;
   }
 
   /**

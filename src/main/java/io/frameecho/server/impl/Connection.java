@@ -102,6 +102,11 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
 
   @Override
   public void bytes(ByteBuf bytes) {
+    if (closeRequested) {
+      // Read while the close lingers: discarded, never answered.
+      bytes.release();
+      return;
+    }
     parser.handle(bytes);
   }
 
@@ -258,7 +263,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
 
   @Override
   public boolean stillStalled() {
-    return closeRequested || gate.isPausedFor(ReadGate.Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
+    return closeRequested ? !channel.lingering() : gate.isPausedFor(ReadGate.Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
   }
 
   @Override
@@ -297,7 +302,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
       closeRequested = true;
       // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
       timers.writeWaiting();
-      channel.closeAfterFlush();
+      channel.closeLingering(options.getLingerTimeoutMs());
     }
   }
 
@@ -307,9 +312,9 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
     channel.closeNow();
   }
 
-  /** Cuts a connection that shutdown could not drain in time. */
+  /** Cuts a connection that shutdown could not drain in time (one lingering has delivered everything). */
   public void cut() {
-    cutAtDeadline = true;
+    cutAtDeadline = !channel.lingering();
     if (closeReason == null) {
       closeReason = CloseReason.SERVER_SHUTDOWN;
     }

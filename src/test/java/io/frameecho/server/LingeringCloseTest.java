@@ -1,0 +1,326 @@
+package io.frameecho.server;
+
+import ch.qos.logback.classic.Level;
+import io.frameecho.server.impl.ConnectionLimits;
+import io.frameecho.testkit.LogCapture;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Every close the server decides after answering delivers the responses it queued, then a FIN, even while
+ * the client keeps sending: the close lingers, reading and discarding, instead of resetting the
+ * connection (a reset makes the client's kernel throw away responses not read yet). Clients are blocking
+ * sockets on the test thread and on plain threads, never on an event loop; a reset shows up on them as a
+ * {@code SocketException}.
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+class LingeringCloseTest {
+
+  private static final int SOCKET_TIMEOUT_MS = 15_000;
+
+  private LogCapture serverLog;
+  private String deploymentId;
+
+  @BeforeEach
+  void captureLogs() {
+    serverLog = LogCapture.of(FrameEchoServer.class);
+  }
+
+  @AfterEach
+  void releaseLogs() {
+    serverLog.close();
+  }
+
+  private static <T> T await(Future<T> future) throws Exception {
+    return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private int deploy(Vertx vertx, JsonObject config, RequestHandler handler) throws Exception {
+    FrameEchoVerticle verticle = handler == null ? new FrameEchoVerticle() : new FrameEchoVerticle(handler);
+    deploymentId = await(vertx.deployVerticle(verticle, new DeploymentOptions()
+      .setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config))));
+    return verticle.actualPort();
+  }
+
+  @Test
+  void aProtocolErrorWithATailStillDeliversTheEarlierResponseIntact(Vertx vertx) throws Exception {
+    int port = deploy(vertx, new JsonObject(), null);
+    byte[] payload = new byte[200_000];
+    new Random(1).nextBytes(payload);
+    // One write: a 200,000-byte frame, a header of 0xFFFFFFFF, and 300 KB the server never parses.
+    byte[] tail = new byte[300_000];
+    Buffer oneWrite = frame(payload).appendBytes(new byte[] {-1, -1, -1, -1}).appendBytes(tail);
+    for (int trial = 0; trial < 10; trial++) {
+      try (Socket socket = connect(port)) {
+        CompletableFuture<Void> sending = sendInBackground(socket, oneWrite.getBytes());
+        assertArrayEquals(payload, readFrame(socket), "trial " + trial);
+        assertEquals(-1, socket.getInputStream().read(), "trial " + trial + ": a FIN after the response");
+        sending.get(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  @Test
+  void aFailedHandlerEndsAfterTheEarlierAnswersWhileTheClientKeepsSending(Vertx vertx) throws Exception {
+    RequestHandler failOnFail = request -> request.toString().equals("fail")
+      ? Future.failedFuture(new IllegalStateException("no")) : Future.succeededFuture(request);
+    int port = deploy(vertx, new JsonObject(), failOnFail);
+    Buffer requests = frame(bytes("a")).appendBuffer(frame(bytes("fail")));
+    for (int i = 0; i < 1000; i++) {
+      requests.appendBuffer(frame(new byte[1000]));
+    }
+    try (Socket socket = connect(port)) {
+      CompletableFuture<Void> sending = sendInBackground(socket, requests.getBytes());
+      assertArrayEquals(bytes("a"), readFrame(socket));
+      assertEquals(-1, socket.getInputStream().read(), "a FIN after the answer before the failure");
+      sending.get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void aFrameTimeoutEndsAfterTheEarlierAnswersWhileTheClientTrickles(Vertx vertx) throws Exception {
+    int port = deploy(vertx, new JsonObject().put("frameTimeoutMs", 500), null);
+    try (Socket socket = connect(port)) {
+      OutputStream out = socket.getOutputStream();
+      out.write(frame(bytes("early")).appendIntLE(100).getBytes());
+      out.flush();
+      assertArrayEquals(bytes("early"), readFrame(socket));
+      CountDownLatch stop = new CountDownLatch(1);
+      CompletableFuture<Void> trickling = CompletableFuture.runAsync(() -> {
+        try {
+          while (!stop.await(50, TimeUnit.MILLISECONDS)) {
+            out.write('x');
+            out.flush();
+          }
+        } catch (IOException | InterruptedException e) {
+          // the server closed; the trickle ends
+        }
+      });
+      try {
+        assertEquals(-1, socket.getInputStream().read(), "a FIN once frameTimeoutMs has passed");
+      } finally {
+        stop.countDown();
+        trickling.get(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  /**
+   * A client that keeps sending as fast as it can after the server's FIN: the server reads and discards,
+   * holds nothing, and closes when {@code lingerTimeoutMs} has passed.
+   */
+  @Test
+  void aClientThatSendsGigabytesWhileTheCloseLingersIsCutOffOnTime(Vertx vertx) throws Exception {
+    int port = deploy(vertx, new JsonObject().put("lingerTimeoutMs", 1000), null);
+    ConnectionLimits limits = ConnectionLimits.find(vertx, deploymentId);
+    try (Socket socket = connect(port)) {
+      OutputStream out = socket.getOutputStream();
+      out.write(frame(bytes("last")).appendBytes(new byte[] {-1, -1, -1, -1}).getBytes());
+      out.flush();
+      AtomicLong sent = new AtomicLong();
+      CompletableFuture<Long> flooding = CompletableFuture.supplyAsync(() -> {
+        byte[] chunk = new byte[1 << 20];
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        try {
+          while (sent.get() < (8L << 30) && System.nanoTime() < deadline) {
+            out.write(chunk);
+            sent.addAndGet(chunk.length);
+          }
+        } catch (IOException e) {
+          return System.nanoTime();
+        }
+        return -1L;
+      });
+      assertArrayEquals(bytes("last"), readFrame(socket));
+      assertEquals(-1, socket.getInputStream().read(), "a FIN after the last response");
+      long finNanos = System.nanoTime();
+      long peakHeld = 0;
+      long cutNanos = 0;
+      for (int checks = 0; checks < 2_500 && cutNanos == 0; checks++) {
+        peakHeld = Math.max(peakHeld, limits.budget().used());
+        try {
+          cutNanos = flooding.get(10, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException stillFlooding) {
+          // sample again
+        }
+      }
+      assertTrue(cutNanos > 0, "the server never ended the linger (sent " + sent.get() + " bytes)");
+      long lingeredMs = TimeUnit.NANOSECONDS.toMillis(cutNanos - finNanos);
+      assertTrue(lingeredMs < 4_000, "lingered " + lingeredMs + " ms with lingerTimeoutMs 1000");
+      assertTrue(sent.get() > 10 << 20, "the client kept sending while the close lingered: " + sent.get());
+      assertEquals(0, peakHeld, "bytes read while lingering are held nowhere");
+    }
+  }
+
+  /**
+   * SIGTERM (an undeploy) under 20 clients that keep pipelining: each gets an in-order, byte-exact prefix
+   * of its responses and a FIN, and the shutdown line's counts say so.
+   */
+  @Test
+  void aShutdownUnderPipeliningClientsEndsEachWithAPrefixAndAFin(Vertx vertx) throws Exception {
+    int port = deploy(vertx, new JsonObject().put("shutdownTimeoutMs", 5000), null);
+    int clients = 20;
+    List<PipeliningClient> running = new ArrayList<>();
+    for (int i = 0; i < clients; i++) {
+      running.add(new PipeliningClient(connect(port), i));
+    }
+    try {
+      for (PipeliningClient client : running) {
+        assertTrue(client.warmedUp.await(20, TimeUnit.SECONDS), "client " + client.id + " was never answered");
+      }
+      long started = System.nanoTime();
+      await(vertx.undeploy(deploymentId));
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      assertTrue(tookMs < 5_000, "shutdown took " + tookMs + " ms");
+      for (PipeliningClient client : running) {
+        assertEquals("end of stream", client.ending.get(20, TimeUnit.SECONDS), "client " + client.id);
+      }
+      String line = await(serverLog.await(Level.INFO, "shut down"));
+      assertTrue(line.endsWith("shut down: " + clients + " connection(s) drained, 0 cut"), line);
+    } finally {
+      for (PipeliningClient client : running) {
+        client.close();
+      }
+    }
+  }
+
+  /** A client that writes numbered 64-byte frames without pause and checks each response in order. */
+  private static final class PipeliningClient {
+    final int id;
+    final Socket socket;
+    final CompletableFuture<String> ending = new CompletableFuture<>();
+    /** Counted down at the 200th response, or when the stream ends before. */
+    final CountDownLatch warmedUp = new CountDownLatch(1);
+    volatile boolean stopped;
+
+    PipeliningClient(Socket socket, int id) {
+      this.socket = socket;
+      this.id = id;
+      Thread writer = new Thread(this::write, "pipelining-writer-" + id);
+      Thread reader = new Thread(this::read, "pipelining-reader-" + id);
+      writer.setDaemon(true);
+      reader.setDaemon(true);
+      writer.start();
+      reader.start();
+    }
+
+    private static byte[] payload(long n) {
+      byte[] p = new byte[64];
+      ByteBuffer.wrap(p).putLong(n).putLong(~n);
+      return p;
+    }
+
+    private void write() {
+      try {
+        OutputStream out = socket.getOutputStream();
+        for (long n = 0; !stopped && n < 50_000_000; n++) {
+          out.write(frame(payload(n)).getBytes());
+        }
+      } catch (IOException e) {
+        // the server has closed; the writer stops
+      }
+    }
+
+    private void read() {
+      try {
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        for (long n = 0; ; n++) {
+          int first = in.read();
+          if (first < 0) {
+            ending.complete("end of stream");
+            // As a client does at the end of the stream: close, which ends the server's lingering close.
+            socket.close();
+            return;
+          }
+          byte[] rest = new byte[3];
+          in.readFully(rest);
+          int length = ByteBuffer.wrap(new byte[] {(byte) first, rest[0], rest[1], rest[2]}).order(ByteOrder.LITTLE_ENDIAN).getInt();
+          byte[] got = new byte[length];
+          in.readFully(got);
+          if (!Arrays.equals(payload(n), got)) {
+            ending.complete("response " + n + " is not the echo of request " + n);
+            return;
+          }
+          if (n == 199) {
+            warmedUp.countDown();
+          }
+        }
+      } catch (IOException e) {
+        ending.complete(e.toString());
+      } finally {
+        stopped = true;
+        warmedUp.countDown();
+      }
+    }
+
+    void close() throws IOException {
+      stopped = true;
+      socket.close();
+    }
+  }
+
+  private static Socket connect(int port) throws IOException {
+    Socket socket = new Socket("127.0.0.1", port);
+    socket.setSoTimeout(SOCKET_TIMEOUT_MS);
+    return socket;
+  }
+
+  private static CompletableFuture<Void> sendInBackground(Socket socket, byte[] bytes) {
+    return CompletableFuture.runAsync(() -> {
+      try {
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
+      } catch (IOException e) {
+        // The server may close before taking everything: what matters is what the client read.
+      }
+    });
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static Buffer frame(byte[] payload) {
+    return Buffer.buffer().appendIntLE(payload.length).appendBytes(payload);
+  }
+
+  private static byte[] readFrame(Socket socket) throws IOException {
+    DataInputStream in = new DataInputStream(socket.getInputStream());
+    byte[] head = new byte[4];
+    in.readFully(head);
+    byte[] payload = new byte[ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN).getInt()];
+    in.readFully(payload);
+    return payload;
+  }
+}

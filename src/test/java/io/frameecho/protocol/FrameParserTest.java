@@ -188,9 +188,9 @@ class FrameParserTest {
 
   @Test
   void bigFramesSpanningReadsAreGatheredExactlyWhateverTheReadSizes() {
-    FrameParser p = parser(4 * FrameParser.PIECE_SIZE);
+    FrameParser p = parser(4 * PartialFrame.PIECE_SIZE);
     Random random = new Random(7);
-    int piece = FrameParser.PIECE_SIZE;
+    int piece = PartialFrame.PIECE_SIZE;
     Buffer stream = Buffer.buffer();
     List<Buffer> expected = new ArrayList<>();
     for (int size : new int[] {piece - 4, 10, piece - 3, piece, 0, 3 * piece + 7, 1}) {

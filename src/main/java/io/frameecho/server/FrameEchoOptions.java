@@ -49,7 +49,7 @@ public class FrameEchoOptions {
     OptionKey.integer("port", FrameEchoOptions::getPort, FrameEchoOptions::setPort),
     OptionKey.integer("maxFrameSize", FrameEchoOptions::getMaxFrameSize, FrameEchoOptions::setMaxFrameSize),
     OptionKey.integer("writeQueueMaxSize", FrameEchoOptions::getWriteQueueMaxSize, FrameEchoOptions::setWriteQueueMaxSize),
-    OptionKey.section("handler", HandlerOptions.keys(), HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
+    OptionKey.section("handler", HandlerOptions.KEYS, HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
       FrameEchoOptions::getHandler, FrameEchoOptions::setHandler),
     OptionKey.integer("maxConnections", FrameEchoOptions::getMaxConnections, FrameEchoOptions::setMaxConnections),
     OptionKey.integer("maxConnectionsPerIp", FrameEchoOptions::getMaxConnectionsPerIp, FrameEchoOptions::setMaxConnectionsPerIp),
@@ -58,12 +58,12 @@ public class FrameEchoOptions {
     OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
     OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
     OptionKey.longInteger("shutdownTimeoutMs", FrameEchoOptions::getShutdownTimeoutMs, FrameEchoOptions::setShutdownTimeoutMs),
-    OptionKey.optionalSection("tls", TlsOptions.keys(), TlsOptions::new, TlsOptions::new, TlsOptions::toJson,
+    OptionKey.optionalSection("tls", TlsOptions.KEYS, TlsOptions::new, TlsOptions::new, TlsOptions::toJson,
       FrameEchoOptions::getTls, FrameEchoOptions::setTls),
     OptionKey.object("netServerOptions", FrameEchoOptions::getNetServerOptions, FrameEchoOptions::setNetServerOptions),
     OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
     OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
-    OptionKey.section("metrics", MetricsOptions.keys(), MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
+    OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
       FrameEchoOptions::getMetrics, FrameEchoOptions::setMetrics));
 
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
@@ -149,9 +149,7 @@ public class FrameEchoOptions {
    * the connection. At most 2 GiB - 1, the largest buffer the JVM can hold.
    */
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
-    if (maxFrameSize <= 0) {
-      throw new IllegalArgumentException("maxFrameSize: " + maxFrameSize + " must be positive");
-    }
+    ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     this.maxFrameSize = maxFrameSize;
     return this;
   }
@@ -165,9 +163,7 @@ public class FrameEchoOptions {
    * queue has drained to half of this.
    */
   public FrameEchoOptions setWriteQueueMaxSize(int writeQueueMaxSize) {
-    if (writeQueueMaxSize <= 0) {
-      throw new IllegalArgumentException("writeQueueMaxSize: " + writeQueueMaxSize + " must be positive");
-    }
+    ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
     this.writeQueueMaxSize = writeQueueMaxSize;
     return this;
   }
@@ -188,7 +184,8 @@ public class FrameEchoOptions {
 
   /** Connections this process serves at once, over all instances; more are accepted and closed at once. 0 = no limit. */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
-    this.maxConnections = nonNegative("maxConnections", maxConnections);
+    ConfigValues.requireNonNegative("maxConnections", maxConnections);
+    this.maxConnections = maxConnections;
     return this;
   }
 
@@ -198,7 +195,8 @@ public class FrameEchoOptions {
 
   /** Connections one client address may hold at once. 0 = no limit. */
   public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
-    this.maxConnectionsPerIp = nonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
+    ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
+    this.maxConnectionsPerIp = maxConnectionsPerIp;
     return this;
   }
 
@@ -229,7 +227,8 @@ public class FrameEchoOptions {
 
   /** A connection with no complete request for this long is closed. 0 = off. */
   public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
-    this.idleTimeoutMs = nonNegative("idleTimeoutMs", idleTimeoutMs);
+    ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
+    this.idleTimeoutMs = idleTimeoutMs;
     return this;
   }
 
@@ -239,7 +238,8 @@ public class FrameEchoOptions {
 
   /** A frame whose first byte has arrived must be complete within this, or the connection is closed. 0 = off. */
   public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
-    this.frameTimeoutMs = nonNegative("frameTimeoutMs", frameTimeoutMs);
+    ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
+    this.frameTimeoutMs = frameTimeoutMs;
     return this;
   }
 
@@ -252,7 +252,8 @@ public class FrameEchoOptions {
    * so is one whose close cannot flush for this long. 0 = off.
    */
   public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
-    this.writeStallTimeoutMs = nonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
+    ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
+    this.writeStallTimeoutMs = writeStallTimeoutMs;
     return this;
   }
 
@@ -262,7 +263,8 @@ public class FrameEchoOptions {
 
   /** On shutdown, how long connections may finish answering what they received before they are cut. */
   public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
-    this.shutdownTimeoutMs = nonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
+    ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
+    this.shutdownTimeoutMs = shutdownTimeoutMs;
     return this;
   }
 
@@ -324,7 +326,8 @@ public class FrameEchoOptions {
    * stops and drains, so that a load balancer polling {@code /health/ready} stops sending first.
    */
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
-    this.drainDelayMs = nonNegative("drainDelayMs", drainDelayMs);
+    ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
+    this.drainDelayMs = drainDelayMs;
     return this;
   }
 
@@ -349,20 +352,6 @@ public class FrameEchoOptions {
       }
     }
     return java.util.Collections.unmodifiableSet(names);
-  }
-
-  private static int nonNegative(String key, int value) {
-    if (value < 0) {
-      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
-    }
-    return value;
-  }
-
-  private static long nonNegative(String key, long value) {
-    if (value < 0) {
-      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
-    }
-    return value;
   }
 
   @Override

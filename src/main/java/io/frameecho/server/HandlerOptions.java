@@ -25,7 +25,7 @@ public class HandlerOptions {
   public static final int DEFAULT_MAX_IN_FLIGHT = 128;
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
-  private static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
+  static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
     OptionKey.string("type", HandlerOptions::getType, HandlerOptions::setType),
     OptionKey.string("address", HandlerOptions::getAddress, HandlerOptions::setAddress),
     // Read as an int, as it always was (a value past 2^31 - 1 is refused), kept as a long.
@@ -39,10 +39,6 @@ public class HandlerOptions {
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
 
   public HandlerOptions() {
-  }
-
-  static List<OptionKey<HandlerOptions, ?>> keys() {
-    return KEYS;
   }
 
   public HandlerOptions(HandlerOptions other) {
@@ -91,9 +87,7 @@ public class HandlerOptions {
 
   /** How long an event-bus reply may take before the connection is closed. */
   public HandlerOptions setTimeoutMs(long timeoutMs) {
-    if (timeoutMs <= 0) {
-      throw new IllegalArgumentException("handler.timeoutMs: " + timeoutMs + " must be positive");
-    }
+    ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
     this.timeoutMs = timeoutMs;
     return this;
   }
@@ -104,9 +98,7 @@ public class HandlerOptions {
 
   /** The most answers one connection may await at once before it stops reading. */
   public HandlerOptions setMaxInFlight(int maxInFlight) {
-    if (maxInFlight <= 0) {
-      throw new IllegalArgumentException("handler.maxInFlight: " + maxInFlight + " must be positive");
-    }
+    ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
     this.maxInFlight = maxInFlight;
     return this;
   }

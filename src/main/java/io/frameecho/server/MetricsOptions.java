@@ -15,7 +15,7 @@ public class MetricsOptions {
   public static final int DEFAULT_PORT = 9090;
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
-  private static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(
+  static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(
     OptionKey.bool("enabled", MetricsOptions::isEnabled, MetricsOptions::setEnabled),
     OptionKey.string("host", MetricsOptions::getHost, MetricsOptions::setHost),
     OptionKey.integer("port", MetricsOptions::getPort, MetricsOptions::setPort));
@@ -25,10 +25,6 @@ public class MetricsOptions {
   private int port = DEFAULT_PORT;
 
   public MetricsOptions() {
-  }
-
-  static List<OptionKey<MetricsOptions, ?>> keys() {
-    return KEYS;
   }
 
   public MetricsOptions(MetricsOptions other) {

@@ -8,7 +8,7 @@ import java.util.List;
 public class TlsOptions {
 
   /** The section's keys: the one place each is written. */
-  private static final List<OptionKey<TlsOptions, ?>> KEYS = List.of(
+  static final List<OptionKey<TlsOptions, ?>> KEYS = List.of(
     OptionKey.string("certPath", TlsOptions::getCertPath, TlsOptions::setCertPath),
     OptionKey.string("keyPath", TlsOptions::getKeyPath, TlsOptions::setKeyPath));
 
@@ -16,10 +16,6 @@ public class TlsOptions {
   private String keyPath;
 
   public TlsOptions() {
-  }
-
-  static List<OptionKey<TlsOptions, ?>> keys() {
-    return KEYS;
   }
 
   public TlsOptions(TlsOptions other) {

@@ -229,6 +229,10 @@ public final class FrameParser implements Handler<Buffer> {
       state = State.READING_HEADER;
     } else {
       decideHeader(Frames.readLength(in, in.readerIndex()));
+      if (state == State.HEADER_DECIDED && !paused) {
+        // The common case, taken at once rather than on the loop's next turn: this is the per-frame path.
+        takeFrame(in);
+      }
     }
   }
 

@@ -5,12 +5,14 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -33,7 +35,7 @@ class FrameParserTest {
   private int started;
   /** What the listener saw, in order: "f" per frame, "|" when the parser said it had parsed what it was given. */
   private final StringBuilder events = new StringBuilder();
-  private java.util.function.Consumer<Buffer> onFrame = frames::add;
+  private Consumer<Buffer> onFrame = frames::add;
 
   private FrameParser parser(int maxFrameSize) {
     return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
@@ -366,7 +368,7 @@ class FrameParserTest {
 
     /** Frames of these payload sizes, back to back, with payload bytes from {@code random}. */
     private byte[] stream(Random random, int... payloadSizes) {
-      ByteBuf stream = io.netty.buffer.Unpooled.buffer();
+      ByteBuf stream = Unpooled.buffer();
       for (int size : payloadSizes) {
         byte[] payload = new byte[size];
         random.nextBytes(payload);
@@ -380,9 +382,9 @@ class FrameParserTest {
       int at = 0;
       int i = 0;
       while (at < stream.length) {
-        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(io.netty.buffer.Unpooled.wrappedBuffer(stream), at);
+        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(Unpooled.wrappedBuffer(stream), at);
         assertTrue(i < received.size(), why + ": frame " + i + " missing");
-        assertArrayEquals(java.util.Arrays.copyOfRange(stream, at, at + frameSize), ByteBufUtil.getBytes(received.get(i)),
+        assertArrayEquals(Arrays.copyOfRange(stream, at, at + frameSize), ByteBufUtil.getBytes(received.get(i)),
           why + ": frame " + i);
         at += frameSize;
         i++;
@@ -555,13 +557,13 @@ class FrameParserTest {
       FrameParser p = parser(1000);
       byte[] bytes = stream(new Random(7), 1000);
       feedInRandomCuts(p, bytes, new Random(7), 300);
-      assertReceivedAre(bytes, "the maximum");
+      assertReceivedAre(bytes, "the maximum, cut with seed 7");
       assertTrue(failures.isEmpty());
       received.forEach(ByteBuf::release);
       received.clear();
 
       byte[] tooBig = stream(new Random(7), 1001);
-      feedOneByteAtATime(p, java.util.Arrays.copyOf(tooBig, 4));
+      feedOneByteAtATime(p, Arrays.copyOf(tooBig, 4));
       FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, failures.get(0));
       assertEquals(1001, e.length());
       assertEquals(List.of(false), demand, "reading turned off");
@@ -595,7 +597,7 @@ class FrameParserTest {
         feed(p, bytes, at, at + 100);
         assertTrue(p.bufferedBytes() > 0);
         p.releaseBuffers();
-        assertEquals(inputs.size(), liveBuffers(), "cut at " + java.util.Arrays.toString(cut) + ": only the inputs are live");
+        assertEquals(inputs.size(), liveBuffers(), "cut at " + Arrays.toString(cut) + ": only the inputs are live");
         assertTrue(received.isEmpty());
       }
     }
@@ -616,8 +618,9 @@ class FrameParserTest {
       });
       byte[] bytes = stream(new Random(9), 3, 0, 40);
       feedInRandomCuts(p, bytes, new Random(9), 5);
+      assertTrue(failures.isEmpty());
       assertEquals(List.of(3, 0, 40), payloads.stream().map(Buffer::length).toList());
-      assertEquals(Buffer.buffer(java.util.Arrays.copyOfRange(bytes, 4 + 3 + 4 + 4, bytes.length)), payloads.get(2));
+      assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4 + 3 + 4 + 4, bytes.length)), payloads.get(2));
     }
   }
 }

@@ -28,6 +28,17 @@ class EnvironmentConfigTest {
   }
 
   @Test
+  void theVariablesAreExactlyTheKeysOfTheConfiguration() {
+    assertEquals(new java.util.TreeSet<>(java.util.List.of("FRAME_ECHO_DRAIN_DELAY_MS", "FRAME_ECHO_FRAME_TIMEOUT_MS",
+      "FRAME_ECHO_HANDLER_ADDRESS", "FRAME_ECHO_HANDLER_MAX_IN_FLIGHT", "FRAME_ECHO_HANDLER_TIMEOUT_MS", "FRAME_ECHO_HANDLER_TYPE",
+      "FRAME_ECHO_HOST", "FRAME_ECHO_IDLE_TIMEOUT_MS", "FRAME_ECHO_MAX_BUFFERED_BYTES", "FRAME_ECHO_MAX_CONNECTIONS",
+      "FRAME_ECHO_MAX_CONNECTIONS_PER_IP", "FRAME_ECHO_MAX_FRAME_SIZE", "FRAME_ECHO_METRICS_ENABLED", "FRAME_ECHO_METRICS_HOST",
+      "FRAME_ECHO_METRICS_PORT", "FRAME_ECHO_NET_SERVER_OPTIONS", "FRAME_ECHO_PORT", "FRAME_ECHO_SHUTDOWN_TIMEOUT_MS",
+      "FRAME_ECHO_TLS_CERT_PATH", "FRAME_ECHO_TLS_KEY_PATH", "FRAME_ECHO_TRANSPORT", "FRAME_ECHO_WRITE_QUEUE_MAX_SIZE",
+      "FRAME_ECHO_WRITE_STALL_TIMEOUT_MS")), EnvironmentConfig.knownVariables());
+  }
+
+  @Test
   void everyKeyOfTheConfigurationHasAVariable() {
     JsonObject all = EnvironmentConfig.fromEnvironment(Map.ofEntries(
       Map.entry("FRAME_ECHO_HOST", "127.0.0.1"), Map.entry("FRAME_ECHO_PORT", "5555"),

@@ -1,6 +1,7 @@
 package io.frameecho.cli;
 
 import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.OptionKey;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 
@@ -25,29 +26,30 @@ final class EnvironmentConfig {
   /** Variables with the prefix that are not configuration keys (they are read by the logging setup). */
   private static final Set<String> NOT_CONFIG = Set.of("FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_LOG_FORMAT");
 
-  /** Variable name to key path (dot-separated), with the default value that gives the type. */
-  private static final Map<String, Map.Entry<String, Object>> VARIABLES = variables();
+  /** Variable name to key path (dot-separated), with the key's type, from the options' table of keys. */
+  private static final Map<String, Map.Entry<String, OptionKey.Type>> VARIABLES = variables();
 
   private EnvironmentConfig() {
   }
 
-  private static Map<String, Map.Entry<String, Object>> variables() {
-    Map<String, Map.Entry<String, Object>> vars = new LinkedHashMap<>();
-    for (Map.Entry<String, Object> entry : new FrameEchoOptions().toJson()) {
-      String key = entry.getKey();
-      Object value = entry.getValue();
-      if (value instanceof JsonObject nested && !key.equals("netServerOptions")) {
-        for (Map.Entry<String, Object> inner : nested) {
-          vars.put(variableName(key + "." + inner.getKey()), Map.entry(key + "." + inner.getKey(), inner.getValue()));
-        }
-      } else if (key.equals("tls")) {
-        vars.put(variableName("tls.certPath"), Map.entry("tls.certPath", ""));
-        vars.put(variableName("tls.keyPath"), Map.entry("tls.keyPath", ""));
-      } else {
-        vars.put(variableName(key), Map.entry(key, value == null ? new JsonObject() : value));
-      }
+  private static Map<String, Map.Entry<String, OptionKey.Type>> variables() {
+    Map<String, Map.Entry<String, OptionKey.Type>> vars = new LinkedHashMap<>();
+    for (OptionKey<?, ?> key : FrameEchoOptions.keys()) {
+      addVariables(vars, "", key);
     }
     return vars;
+  }
+
+  /** One variable per key; a section's keys each have theirs ({@code tls.certPath} → {@code FRAME_ECHO_TLS_CERT_PATH}). */
+  private static void addVariables(Map<String, Map.Entry<String, OptionKey.Type>> vars, String prefix, OptionKey<?, ?> key) {
+    String keyPath = prefix + key.name();
+    if (key.type() == OptionKey.Type.SECTION) {
+      for (OptionKey<?, ?> inner : key.sectionKeys()) {
+        addVariables(vars, keyPath + ".", inner);
+      }
+    } else {
+      vars.put(variableName(keyPath), Map.entry(keyPath, key.type()));
+    }
   }
 
   /** {@code handler.maxInFlight} → {@code FRAME_ECHO_HANDLER_MAX_IN_FLIGHT}. */
@@ -122,7 +124,7 @@ final class EnvironmentConfig {
       if (!name.startsWith(PREFIX) || NOT_CONFIG.contains(name)) {
         continue;
       }
-      Map.Entry<String, Object> key = VARIABLES.get(name);
+      Map.Entry<String, OptionKey.Type> key = VARIABLES.get(name);
       if (key == null) {
         throw new IllegalArgumentException(name + ": no such frame-echo setting; known variables: "
           + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT)");
@@ -132,25 +134,26 @@ final class EnvironmentConfig {
     return overrides;
   }
 
-  private static Object typed(String name, String text, Object example) {
+  private static Object typed(String name, String text, OptionKey.Type type) {
     String value = text.trim();
-    if (example instanceof Boolean) {
-      if (value.equals("true") || value.equals("false")) {
-        return Boolean.valueOf(value);
-      }
-      throw new IllegalArgumentException(name + ": \"" + text + "\" is not true or false");
+    switch (type) {
+      case BOOLEAN:
+        if (value.equals("true") || value.equals("false")) {
+          return Boolean.valueOf(value);
+        }
+        throw new IllegalArgumentException(name + ": \"" + text + "\" is not true or false");
+      case INTEGER:
+      case LONG:
+        try {
+          return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException(name + ": \"" + text + "\" is not an integer");
+        }
+      case OBJECT:
+        return parse(value, name);
+      default:
+        return text;
     }
-    if (example instanceof Number) {
-      try {
-        return Long.parseLong(value);
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(name + ": \"" + text + "\" is not an integer");
-      }
-    }
-    if (example instanceof JsonObject) {
-      return parse(value, name);
-    }
-    return text;
   }
 
   private static void put(JsonObject target, String keyPath, Object value) {

@@ -1,7 +1,6 @@
 package io.frameecho.protocol;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.vertx.core.Handler;
@@ -10,19 +9,33 @@ import io.vertx.core.streams.ReadStream;
 
 /**
  * Reassembles length-prefixed frames from a byte stream: the parsing half of the book's
- * {@code try_one_request}.
- * <p>
- * A two-state machine (header, body) over Netty buffers. A frame that lies whole in one read is handed
- * over as a slice of that read, without a copy; a frame that spans reads is gathered, once its header has
+ * {@code try_one_request}. A frame on the wire, here the payload "abc":
+ * <pre>
+ *   byte:    0    1    2    3    4    5    6
+ *          +----+----+----+----+----+----+----+
+ *          | 03 | 00 | 00 | 00 | 61 | 62 | 63 |
+ *          +----+----+----+----+----+----+----+
+ *          \_ length n = 3 ____/\_ n bytes ___/
+ *            unsigned 32-bit,     of payload
+ *            little-endian
+ *            (least significant
+ *             byte first)
+ * </pre>
+ * A state machine ({@link State}) over Netty buffers, with one place where a header is decided
+ * ({@link #decideHeader}). A frame that lies whole in one read is handed over as a slice of that read,
+ * without a copy; a frame that spans reads is gathered by a {@link PartialFrame}, once its header has
  * announced the size, into one buffer of exactly that size, or above 1 MiB into 1 MiB pieces the allocator
  * pools (never a buffer doubling its way up). The length is checked against {@code maxFrameSize} (as an
- * unsigned value) before any body byte is gathered.
+ * unsigned value) before any body byte is gathered; a zero-length frame is a header alone.
  * <p>
  * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it, never to the
  * source directly, so bytes already received stop as well. It counts the bytes it has been given and
  * those it has delivered, which tells a clean end from a cut frame and when a frame has started. It knows
  * nothing of sockets; fed through {@link #handle(Buffer)} or {@link #handle(ByteBuf)} it works on raw
  * buffers, which is how it is unit-tested.
+ * <p>
+ * Stands where one might expect Vert.x's {@code RecordParser}, which copies every read into a buffer of its
+ * own and every record out of it, and cannot express a zero-length record.
  * <p>
  * Not thread-safe: use it from one context, like the stream it reads.
  */
@@ -80,31 +93,43 @@ public final class FrameParser implements Handler<Buffer> {
     void reading(boolean on);
   }
 
-  private static final int AWAITING_HEADER = -1;
-  /** Frames bigger than this that span reads are gathered in pieces of this size (1 MiB). */
-  static final int PIECE_SIZE = 1 << 20;
+  /**
+   * Where the parser stands in the byte stream. Pausing is not a state of its own: the parser may be paused
+   * in any of these (a listener pauses on a frame or on a body's announcement), and then resumes where it was.
+   */
+  enum State {
+    /** Between frames: the next byte is the first of a header. */
+    AT_BOUNDARY,
+    /** A read ended inside a header: its first bytes wait in the {@link PartialFrame}. */
+    READING_HEADER,
+    /**
+     * A whole header has been decided ({@link #decideHeader}): its length checked, its body announced. It lies
+     * at the front of the unread bytes, or in the {@link PartialFrame} when it came across reads; the frame is
+     * taken next, as a slice of the read that holds it all, or gathered.
+     */
+    HEADER_DECIDED,
+    /** The frame spans reads: its bytes are gathered into the {@link PartialFrame} until it is whole. */
+    READING_BODY,
+    /** A header announced more than the maximum: nothing more is parsed, every byte given is dropped. Final. */
+    FAILED
+  }
 
   private final Demand demand;
   private final int maxFrameSize;
   private final Listener listener;
+  /** The frame that spans reads, when there is one. */
+  private final PartialFrame partial = new PartialFrame();
 
-  /** Bytes of a frame not complete yet (header bytes, or header and part of the body); null when none. */
-  private ByteBuf partial;
-  /** The piece being filled, while {@link #partial} gathers a big frame in pieces; null otherwise. */
-  private ByteBuf piece;
-  /** Payload length of the frame in {@link #partial} once its header is complete, or {@link #AWAITING_HEADER}. */
-  private int bodyLength = AWAITING_HEADER;
-  /** Whether {@link Listener#bodyAnnounced} was called for the frame at the front of the unread bytes. */
-  private boolean announced;
+  private State state = State.AT_BOUNDARY;
+  /** Payload length of the decided header, from {@link State#HEADER_DECIDED} until the frame is delivered. */
+  private int bodyLength;
+  private boolean paused;
   /** Bytes received while paused, not parsed yet; null when none. */
   private ByteBuf held;
   /** Bytes given to the parser, and bytes of the frames it has delivered. */
   private long received;
   private long delivered;
   private long frames;
-  private boolean paused;
-  /** A protocol error was reported; nothing more is delivered. */
-  private boolean failed;
 
   private FrameParser(Demand demand, int maxFrameSize, Listener listener) {
     if (maxFrameSize <= 0) {
@@ -157,7 +182,7 @@ public final class FrameParser implements Handler<Buffer> {
 
   /** Feeds bytes as they arrived; the parser takes ownership of {@code bytes} and releases it. */
   public void handle(ByteBuf bytes) {
-    if (failed) {
+    if (state == State.FAILED) {
       bytes.release();
       return;
     }
@@ -169,22 +194,25 @@ public final class FrameParser implements Handler<Buffer> {
     } else {
       parse(bytes);
     }
-    if (!failed && !atFrameBoundary() && (wasAtBoundary || frames != framesBefore)) {
+    if (state != State.FAILED && !atFrameBoundary() && (wasAtBoundary || frames != framesBefore)) {
       listener.frameStarted();
     }
   }
 
-  /** Parses {@code in} until it is used up, the parser pauses or fails; keeps what is left; releases {@code in}. */
+  /** Parses {@code in} until it is used up, the parser pauses or fails; holds what is left; releases {@code in}. */
   private void parse(ByteBuf in) {
     try {
-      while (in.isReadable() && !paused && !failed) {
-        if (partial != null) {
-          gather(in);
-        } else {
-          sliceOrStart(in);
+      // A header decided at the end of a read goes on without another byte: it may end a zero-length frame.
+      while (!paused && state != State.FAILED && (in.isReadable() || state == State.HEADER_DECIDED)) {
+        switch (state) {
+          case AT_BOUNDARY -> startFrame(in);
+          case READING_HEADER -> readHeader(in);
+          case HEADER_DECIDED -> takeFrame(in);
+          case READING_BODY -> readBody(in);
+          default -> throw new IllegalStateException(state.name());
         }
       }
-      if (in.isReadable() && !failed) {
+      if (in.isReadable() && state != State.FAILED) {
         hold(in.retainedSlice());
         in.skipBytes(in.readableBytes());
       }
@@ -194,130 +222,87 @@ public final class FrameParser implements Handler<Buffer> {
     listener.parsed();
   }
 
-  /** At a frame boundary: deliver whole frames as slices of {@code in}, or start gathering a partial one. */
-  private void sliceOrStart(ByteBuf in) {
-    int readable = in.readableBytes();
-    if (readable < Frames.HEADER_SIZE) {
-      partial = in.alloc().buffer(Frames.HEADER_SIZE);
-      partial.writeBytes(in, readable);
-      return;
-    }
-    long length = in.getUnsignedIntLE(in.readerIndex());
-    if (!checkLength(length)) {
-      return;
-    }
-    int body = (int) length;
-    if (body > 0 && !announced) {
-      announced = true;
-      listener.bodyAnnounced(body);
-      if (paused) {
-        return;
-      }
-    }
-    if (readable >= Frames.HEADER_SIZE + body) {
-      ByteBuf frame = in.readRetainedSlice(Frames.HEADER_SIZE + body);
-      deliver(frame);
+  /** {@link State#AT_BOUNDARY}: a whole header is decided where it lies, in the read; a part of one is kept. */
+  private void startFrame(ByteBuf in) {
+    if (in.readableBytes() < Frames.HEADER_SIZE) {
+      partial.startHeader(in);
+      state = State.READING_HEADER;
     } else {
-      startGathering(in.alloc(), body);
-      fill(in);
+      decideHeader(Frames.readLength(in, in.readerIndex()));
+      if (state == State.HEADER_DECIDED && !paused) {
+        // The common case, taken at once rather than on the loop's next turn: this is the per-frame path.
+        takeFrame(in);
+      }
     }
   }
 
-  /** Inside a frame that spans reads: complete its header, then its body, from {@code in}. */
-  private void gather(ByteBuf in) {
-    if (bodyLength == AWAITING_HEADER) {
-      int missing = Frames.HEADER_SIZE - partial.readableBytes();
-      partial.writeBytes(in, Math.min(missing, in.readableBytes()));
-      if (partial.readableBytes() < Frames.HEADER_SIZE) {
-        return;
-      }
-      long length = partial.getUnsignedIntLE(partial.readerIndex());
-      if (!checkLength(length)) {
-        return;
-      }
-      int body = (int) length;
-      if (body == 0) {
-        ByteBuf frame = partial;
-        partial = null;
-        deliver(frame);
-        return;
-      }
-      ByteBuf header = partial;
-      startGathering(in.alloc(), body);
-      fill(header);
-      header.release();
-      if (!announced) {
-        announced = true;
-        listener.bodyAnnounced(body);
-        if (paused) {
-          return;
-        }
-      }
-    }
-    fill(in);
-    if (partial.readableBytes() == Frames.HEADER_SIZE + bodyLength) {
-      ByteBuf frame = partial;
-      partial = null;
-      bodyLength = AWAITING_HEADER;
-      deliver(frame);
+  /** {@link State#READING_HEADER}: completes the header from {@code in}, then decides it. */
+  private void readHeader(ByteBuf in) {
+    if (partial.fillHeader(in)) {
+      decideHeader(partial.headerLength());
     }
   }
 
   /**
-   * Allocates for a frame that spans reads, now that its header has told its size: one buffer of exactly
-   * that size, or, above {@link #PIECE_SIZE}, a composite of pieces of that size, so that big frames are
-   * made of memory the allocator pools and reuses rather than a fresh allocation per frame.
+   * The header decision, the one place it is taken wherever the header's bytes lie. A length over the maximum
+   * (compared unsigned, before any body byte is kept) fails the parser; otherwise the body is announced, and
+   * the listener may pause here (to wait for memory, say) before any of the body is gathered.
    */
-  private void startGathering(ByteBufAllocator alloc, int body) {
-    bodyLength = body;
-    int size = Frames.HEADER_SIZE + body;
-    partial = size <= PIECE_SIZE ? alloc.ioBuffer(size) : alloc.compositeDirectBuffer(Integer.MAX_VALUE);
-  }
-
-  /** Copies from {@code from} into the frame being gathered, up to its end. */
-  private void fill(ByteBuf from) {
-    int missing = Frames.HEADER_SIZE + bodyLength - partial.readableBytes();
-    if (!(partial instanceof CompositeByteBuf pieces)) {
-      partial.writeBytes(from, Math.min(missing, from.readableBytes()));
+  private void decideHeader(long length) {
+    if (length > maxFrameSize) {
+      fail(new FrameTooLargeException(length, maxFrameSize));
       return;
     }
-    while (from.isReadable() && missing > 0) {
-      if (piece == null) {
-        piece = from.alloc().ioBuffer(Math.min(PIECE_SIZE, missing));
-      }
-      int n = Math.min(piece.writableBytes(), from.readableBytes());
-      piece.writeBytes(from, n);
-      if (!piece.isWritable()) {
-        missing -= piece.readableBytes();
-        pieces.addComponent(true, piece);
-        piece = null;
-      }
+    bodyLength = (int) length;
+    state = State.HEADER_DECIDED;
+    if (bodyLength > 0) {
+      listener.bodyAnnounced(bodyLength);
     }
   }
 
-  private boolean checkLength(long length) {
-    if (length <= maxFrameSize) {
-      return true;
+  /**
+   * {@link State#HEADER_DECIDED}: a frame that lies whole in {@code in} is delivered as a slice of it, without
+   * a copy; otherwise it is gathered, starting with what {@code in} holds of it.
+   */
+  private void takeFrame(ByteBuf in) {
+    int frameSize = Frames.HEADER_SIZE + bodyLength;
+    if (!partial.hasHeader() && in.readableBytes() >= frameSize) {
+      state = State.AT_BOUNDARY;
+      deliver(in.readRetainedSlice(frameSize));
+    } else {
+      partial.start(in.alloc(), frameSize);
+      state = State.READING_BODY;
+      readBody(in);
     }
-    failed = true;
-    pause();
-    releaseBuffers();
-    listener.failed(new FrameTooLargeException(length, maxFrameSize));
-    return false;
+  }
+
+  /** {@link State#READING_BODY}: gathers from {@code in}; delivers the frame once whole. */
+  private void readBody(ByteBuf in) {
+    if (partial.fill(in)) {
+      state = State.AT_BOUNDARY;
+      deliver(partial.take());
+    }
   }
 
   private void deliver(ByteBuf frame) {
     delivered += frame.readableBytes();
     frames++;
-    announced = false;
     listener.frame(frame);
+  }
+
+  private void fail(FrameTooLargeException error) {
+    state = State.FAILED;
+    pause();
+    releaseBuffers();
+    listener.failed(error);
   }
 
   private void hold(ByteBuf bytes) {
     if (held == null) {
       held = bytes;
     } else {
-      CompositeByteBuf composite = held instanceof CompositeByteBuf c ? c : ByteBufAllocator.DEFAULT.compositeBuffer().addComponent(true, held);
+      // From the reads' own allocator, which the frames gathered from these bytes then come from as well.
+      CompositeByteBuf composite = held instanceof CompositeByteBuf c ? c : held.alloc().compositeBuffer().addComponent(true, held);
       held = composite.addComponent(true, bytes);
     }
   }
@@ -335,7 +320,7 @@ public final class FrameParser implements Handler<Buffer> {
    * then resumes reading the source; not after a protocol error.
    */
   public void resume() {
-    if (failed) {
+    if (state == State.FAILED) {
       return;
     }
     paused = false;
@@ -359,19 +344,18 @@ public final class FrameParser implements Handler<Buffer> {
     return received - delivered;
   }
 
-  /** Releases what the parser holds; call when the stream is gone. */
+  /**
+   * Releases what the parser holds; call when the stream is gone. A frame under way is dropped: bytes fed
+   * after this would start a new one.
+   */
   public void releaseBuffers() {
-    if (partial != null) {
-      partial.release();
-      partial = null;
-    }
-    if (piece != null) {
-      piece.release();
-      piece = null;
-    }
+    partial.release();
     if (held != null) {
       held.release();
       held = null;
+    }
+    if (state != State.FAILED) {
+      state = State.AT_BOUNDARY;
     }
   }
 }

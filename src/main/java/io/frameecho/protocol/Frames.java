@@ -1,8 +1,12 @@
 package io.frameecho.protocol;
 
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
 
-/** Constants and encoding of the wire format: a 4-byte little-endian unsigned length, then the payload. */
+/**
+ * The wire format's one codec: a 4-byte little-endian unsigned length, then the payload. The server's parser,
+ * the client and the load generator all read and write headers through here.
+ */
 public final class Frames {
 
   /** Bytes in a frame header. */
@@ -12,6 +16,20 @@ public final class Frames {
   public static final int DEFAULT_MAX_FRAME_SIZE = 32 << 20;
 
   private Frames() {
+  }
+
+  /**
+   * The payload length announced by the header at {@code index} (the buffer's indexes do not move): the
+   * unsigned 32-bit value it is on the wire, so a length past 2 GiB - 1 is compared as what it is, not as a
+   * negative number.
+   */
+  public static long readLength(ByteBuf bytes, int index) {
+    return bytes.getUnsignedIntLE(index);
+  }
+
+  /** Writes a header announcing {@code payloadLength} bytes at the writer index of {@code out}. */
+  public static ByteBuf writeHeader(ByteBuf out, int payloadLength) {
+    return out.writeIntLE(payloadLength);
   }
 
   /** A new header announcing {@code payloadLength} bytes. */

@@ -14,6 +14,20 @@ final class ConfigValues {
     return host;
   }
 
+  /** Refuses a value below 1 (an {@code int} setting's too: the message reads the same). */
+  static void requirePositive(String key, long value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(key + ": " + value + " must be positive");
+    }
+  }
+
+  /** Refuses a negative value for a setting that 0 turns off. */
+  static void requireNonNegative(String key, long value) {
+    if (value < 0) {
+      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
+    }
+  }
+
   static boolean bool(String key, Object value) {
     if (value instanceof Boolean) {
       return (Boolean) value;

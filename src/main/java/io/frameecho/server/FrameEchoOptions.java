@@ -3,7 +3,7 @@ package io.frameecho.server;
 import io.frameecho.protocol.Frames;
 import io.vertx.core.json.JsonObject;
 
-import java.util.Map;
+import java.util.List;
 
 /**
  * The server's settings, with their defaults and the one place where they are validated.
@@ -46,13 +46,33 @@ public class FrameEchoOptions {
 
   /** The event-loop transport the launcher builds Vert.x with: {@code auto} picks the fastest available. */
   public static final String DEFAULT_TRANSPORT = "auto";
-  private static final java.util.List<String> TRANSPORTS = java.util.List.of("auto", "nio", "epoll", "io_uring");
+  private static final List<String> TRANSPORTS = List.of("auto", "nio", "epoll", "io_uring");
+
+  /** The configuration's keys, in {@code conf/config.json}'s order: the one place each is written. */
+  private static final List<OptionKey<FrameEchoOptions, ?>> KEYS = List.of(
+    OptionKey.string("host", FrameEchoOptions::getHost, FrameEchoOptions::setHost),
+    OptionKey.integer("port", FrameEchoOptions::getPort, FrameEchoOptions::setPort),
+    OptionKey.integer("maxFrameSize", FrameEchoOptions::getMaxFrameSize, FrameEchoOptions::setMaxFrameSize),
+    OptionKey.integer("writeQueueMaxSize", FrameEchoOptions::getWriteQueueMaxSize, FrameEchoOptions::setWriteQueueMaxSize),
+    OptionKey.section("handler", HandlerOptions.KEYS, HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
+      FrameEchoOptions::getHandler, FrameEchoOptions::setHandler),
+    OptionKey.integer("maxConnections", FrameEchoOptions::getMaxConnections, FrameEchoOptions::setMaxConnections),
+    OptionKey.integer("maxConnectionsPerIp", FrameEchoOptions::getMaxConnectionsPerIp, FrameEchoOptions::setMaxConnectionsPerIp),
+    OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
+    OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
+    OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
+    OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
+    OptionKey.longInteger("lingerTimeoutMs", FrameEchoOptions::getLingerTimeoutMs, FrameEchoOptions::setLingerTimeoutMs),
+    OptionKey.longInteger("shutdownTimeoutMs", FrameEchoOptions::getShutdownTimeoutMs, FrameEchoOptions::setShutdownTimeoutMs),
+    OptionKey.optionalSection("tls", TlsOptions.KEYS, TlsOptions::new, TlsOptions::new, TlsOptions::toJson,
+      FrameEchoOptions::getTls, FrameEchoOptions::setTls),
+    OptionKey.object("netServerOptions", FrameEchoOptions::getNetServerOptions, FrameEchoOptions::setNetServerOptions),
+    OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
+    OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
+    OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
+      FrameEchoOptions::getMetrics, FrameEchoOptions::setMetrics));
 
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
-  private static final java.util.List<String> KEYS = java.util.List.of("host", "port", "maxFrameSize", "writeQueueMaxSize",
-    "handler", "maxConnections", "maxConnectionsPerIp", "maxBufferedBytes", "idleTimeoutMs", "frameTimeoutMs",
-    "writeStallTimeoutMs", "lingerTimeoutMs", "shutdownTimeoutMs", "tls", "netServerOptions", "transport", "drainDelayMs", "metrics");
-
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
 
@@ -79,24 +99,7 @@ public class FrameEchoOptions {
   }
 
   public FrameEchoOptions(FrameEchoOptions other) {
-    this.host = other.host;
-    this.port = other.port;
-    this.maxFrameSize = other.maxFrameSize;
-    this.writeQueueMaxSize = other.writeQueueMaxSize;
-    this.handler = new HandlerOptions(other.handler);
-    this.maxConnections = other.maxConnections;
-    this.maxConnectionsPerIp = other.maxConnectionsPerIp;
-    this.maxBufferedBytes = other.maxBufferedBytes;
-    this.idleTimeoutMs = other.idleTimeoutMs;
-    this.frameTimeoutMs = other.frameTimeoutMs;
-    this.writeStallTimeoutMs = other.writeStallTimeoutMs;
-    this.lingerTimeoutMs = other.lingerTimeoutMs;
-    this.shutdownTimeoutMs = other.shutdownTimeoutMs;
-    this.tls = other.tls == null ? null : new TlsOptions(other.tls);
-    this.netServerOptions = other.netServerOptions.copy();
-    this.drainDelayMs = other.drainDelayMs;
-    this.transport = other.transport;
-    this.metrics = new MetricsOptions(other.metrics);
+    OptionKey.copy(other, this, KEYS);
   }
 
   /**
@@ -105,90 +108,19 @@ public class FrameEchoOptions {
    * @throws IllegalArgumentException naming the key, on an unknown key or a bad value
    */
   public FrameEchoOptions(JsonObject json) {
-    for (Map.Entry<String, Object> entry : json) {
-      String key = entry.getKey();
-      Object value = entry.getValue();
-      switch (key) {
-        case "host":
-          setHost(ConfigValues.string(key, value));
-          break;
-        case "port":
-          setPort(ConfigValues.integer(key, value));
-          break;
-        case "maxFrameSize":
-          setMaxFrameSize(ConfigValues.integer(key, value));
-          break;
-        case "writeQueueMaxSize":
-          setWriteQueueMaxSize(ConfigValues.integer(key, value));
-          break;
-        case "handler":
-          setHandler(new HandlerOptions(ConfigValues.object(key, value)));
-          break;
-        case "maxConnections":
-          setMaxConnections(ConfigValues.integer(key, value));
-          break;
-        case "maxConnectionsPerIp":
-          setMaxConnectionsPerIp(ConfigValues.integer(key, value));
-          break;
-        case "maxBufferedBytes":
-          setMaxBufferedBytes(ConfigValues.longInteger(key, value));
-          break;
-        case "idleTimeoutMs":
-          setIdleTimeoutMs(ConfigValues.longInteger(key, value));
-          break;
-        case "frameTimeoutMs":
-          setFrameTimeoutMs(ConfigValues.longInteger(key, value));
-          break;
-        case "writeStallTimeoutMs":
-          setWriteStallTimeoutMs(ConfigValues.longInteger(key, value));
-          break;
-        case "shutdownTimeoutMs":
-          setShutdownTimeoutMs(ConfigValues.longInteger(key, value));
-          break;
-        case "tls":
-          setTls(value == null ? null : new TlsOptions(ConfigValues.object(key, value)));
-          break;
-        case "netServerOptions":
-          setNetServerOptions(ConfigValues.object(key, value));
-          break;
-        case "transport":
-          setTransport(ConfigValues.string(key, value));
-          break;
-        case "drainDelayMs":
-          setDrainDelayMs(ConfigValues.longInteger(key, value));
-          break;
-        case "lingerTimeoutMs":
-          setLingerTimeoutMs(ConfigValues.longInteger(key, value));
-          break;
-        case "metrics":
-          setMetrics(new MetricsOptions(ConfigValues.object(key, value)));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: " + String.join(", ", KEYS));
-      }
-    }
+    OptionKey.readJson(json, "", KEYS, this);
+  }
+
+  /**
+   * The configuration's keys, sections with their own: the table JSON reading, {@link #toJson()} and the copy
+   * constructor follow, and the launcher's {@code FRAME_ECHO_*} environment variables are named from.
+   */
+  public static List<OptionKey<FrameEchoOptions, ?>> keys() {
+    return KEYS;
   }
 
   public JsonObject toJson() {
-    return new JsonObject()
-      .put("host", host)
-      .put("port", port)
-      .put("maxFrameSize", maxFrameSize)
-      .put("writeQueueMaxSize", writeQueueMaxSize)
-      .put("handler", handler.toJson())
-      .put("maxConnections", maxConnections)
-      .put("maxConnectionsPerIp", maxConnectionsPerIp)
-      .put("maxBufferedBytes", maxBufferedBytes)
-      .put("idleTimeoutMs", idleTimeoutMs)
-      .put("frameTimeoutMs", frameTimeoutMs)
-      .put("writeStallTimeoutMs", writeStallTimeoutMs)
-      .put("lingerTimeoutMs", lingerTimeoutMs)
-      .put("shutdownTimeoutMs", shutdownTimeoutMs)
-      .put("tls", tls == null ? null : tls.toJson())
-      .put("netServerOptions", netServerOptions.copy())
-      .put("transport", transport)
-      .put("drainDelayMs", drainDelayMs)
-      .put("metrics", metrics.toJson());
+    return OptionKey.toJson(this, KEYS);
   }
 
   public String getHost() {
@@ -224,9 +156,7 @@ public class FrameEchoOptions {
    * the connection. At most 2 GiB - 1, the largest buffer the JVM can hold.
    */
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
-    if (maxFrameSize <= 0) {
-      throw new IllegalArgumentException("maxFrameSize: " + maxFrameSize + " must be positive");
-    }
+    ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     this.maxFrameSize = maxFrameSize;
     return this;
   }
@@ -240,9 +170,7 @@ public class FrameEchoOptions {
    * queue has drained to half of this.
    */
   public FrameEchoOptions setWriteQueueMaxSize(int writeQueueMaxSize) {
-    if (writeQueueMaxSize <= 0) {
-      throw new IllegalArgumentException("writeQueueMaxSize: " + writeQueueMaxSize + " must be positive");
-    }
+    ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
     this.writeQueueMaxSize = writeQueueMaxSize;
     return this;
   }
@@ -263,7 +191,8 @@ public class FrameEchoOptions {
 
   /** Connections this process serves at once, over all instances; more are accepted and closed at once. 0 = no limit. */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
-    this.maxConnections = nonNegative("maxConnections", maxConnections);
+    ConfigValues.requireNonNegative("maxConnections", maxConnections);
+    this.maxConnections = maxConnections;
     return this;
   }
 
@@ -273,7 +202,8 @@ public class FrameEchoOptions {
 
   /** Connections one client address may hold at once. 0 = no limit. */
   public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
-    this.maxConnectionsPerIp = nonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
+    ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
+    this.maxConnectionsPerIp = maxConnectionsPerIp;
     return this;
   }
 
@@ -304,7 +234,8 @@ public class FrameEchoOptions {
 
   /** A connection with no complete request for this long is closed. 0 = off. */
   public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
-    this.idleTimeoutMs = nonNegative("idleTimeoutMs", idleTimeoutMs);
+    ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
+    this.idleTimeoutMs = idleTimeoutMs;
     return this;
   }
 
@@ -314,7 +245,8 @@ public class FrameEchoOptions {
 
   /** A frame whose first byte has arrived must be complete within this, or the connection is closed. 0 = off. */
   public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
-    this.frameTimeoutMs = nonNegative("frameTimeoutMs", frameTimeoutMs);
+    ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
+    this.frameTimeoutMs = frameTimeoutMs;
     return this;
   }
 
@@ -327,7 +259,8 @@ public class FrameEchoOptions {
    * so is one whose close cannot flush for this long. 0 = off.
    */
   public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
-    this.writeStallTimeoutMs = nonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
+    ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
+    this.writeStallTimeoutMs = writeStallTimeoutMs;
     return this;
   }
 
@@ -337,7 +270,8 @@ public class FrameEchoOptions {
 
   /** On shutdown, how long connections may finish answering what they received before they are cut. */
   public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
-    this.shutdownTimeoutMs = nonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
+    ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
+    this.shutdownTimeoutMs = shutdownTimeoutMs;
     return this;
   }
 
@@ -401,7 +335,8 @@ public class FrameEchoOptions {
    * the client has not read yet. 0 closes at once after the last response.
    */
   public FrameEchoOptions setLingerTimeoutMs(long lingerTimeoutMs) {
-    this.lingerTimeoutMs = nonNegative("lingerTimeoutMs", lingerTimeoutMs);
+    ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
+    this.lingerTimeoutMs = lingerTimeoutMs;
     return this;
   }
 
@@ -414,7 +349,8 @@ public class FrameEchoOptions {
    * stops and drains, so that a load balancer polling {@code /health/ready} stops sending first.
    */
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
-    this.drainDelayMs = nonNegative("drainDelayMs", drainDelayMs);
+    ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
+    this.drainDelayMs = drainDelayMs;
     return this;
   }
 
@@ -439,20 +375,6 @@ public class FrameEchoOptions {
       }
     }
     return java.util.Collections.unmodifiableSet(names);
-  }
-
-  private static int nonNegative(String key, int value) {
-    if (value < 0) {
-      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
-    }
-    return value;
-  }
-
-  private static long nonNegative(String key, long value) {
-    if (value < 0) {
-      throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
-    }
-    return value;
   }
 
   @Override

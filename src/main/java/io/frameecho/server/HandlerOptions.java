@@ -2,7 +2,7 @@ package io.frameecho.server;
 
 import io.vertx.core.json.JsonObject;
 
-import java.util.Map;
+import java.util.List;
 
 /**
  * The {@code "handler"} section of the configuration: which application answers request frames.
@@ -24,6 +24,15 @@ public class HandlerOptions {
   public static final long DEFAULT_TIMEOUT_MS = 10_000;
   public static final int DEFAULT_MAX_IN_FLIGHT = 128;
 
+  /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
+  static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
+    OptionKey.string("type", HandlerOptions::getType, HandlerOptions::setType),
+    OptionKey.string("address", HandlerOptions::getAddress, HandlerOptions::setAddress),
+    // Read as an int, as it always was (a value past 2^31 - 1 is refused), kept as a long.
+    OptionKey.value("timeoutMs", OptionKey.Type.INTEGER, (key, value) -> (long) ConfigValues.integer(key, value),
+      HandlerOptions::getTimeoutMs, HandlerOptions::setTimeoutMs),
+    OptionKey.integer("maxInFlight", HandlerOptions::getMaxInFlight, HandlerOptions::setMaxInFlight));
+
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
   private long timeoutMs = DEFAULT_TIMEOUT_MS;
@@ -33,41 +42,18 @@ public class HandlerOptions {
   }
 
   public HandlerOptions(HandlerOptions other) {
-    this.type = other.type;
-    this.address = other.address;
-    this.timeoutMs = other.timeoutMs;
-    this.maxInFlight = other.maxInFlight;
+    OptionKey.copy(other, this, KEYS);
   }
 
   /**
    * @throws IllegalArgumentException naming the key ({@code handler.…}) on an unknown key or a bad value
    */
   public HandlerOptions(JsonObject json) {
-    for (Map.Entry<String, Object> entry : json) {
-      String key = "handler." + entry.getKey();
-      Object value = entry.getValue();
-      switch (entry.getKey()) {
-        case "type":
-          setType(ConfigValues.string(key, value));
-          break;
-        case "address":
-          setAddress(ConfigValues.string(key, value));
-          break;
-        case "timeoutMs":
-          setTimeoutMs(ConfigValues.integer(key, value));
-          break;
-        case "maxInFlight":
-          setMaxInFlight(ConfigValues.integer(key, value));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: "
-            + "handler.type, handler.address, handler.timeoutMs, handler.maxInFlight");
-      }
-    }
+    OptionKey.readJson(json, "handler.", KEYS, this);
   }
 
   public JsonObject toJson() {
-    return new JsonObject().put("type", type).put("address", address).put("timeoutMs", timeoutMs).put("maxInFlight", maxInFlight);
+    return OptionKey.toJson(this, KEYS);
   }
 
   public String getType() {
@@ -101,9 +87,7 @@ public class HandlerOptions {
 
   /** How long an event-bus reply may take before the connection is closed. */
   public HandlerOptions setTimeoutMs(long timeoutMs) {
-    if (timeoutMs <= 0) {
-      throw new IllegalArgumentException("handler.timeoutMs: " + timeoutMs + " must be positive");
-    }
+    ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
     this.timeoutMs = timeoutMs;
     return this;
   }
@@ -114,9 +98,7 @@ public class HandlerOptions {
 
   /** The most answers one connection may await at once before it stops reading. */
   public HandlerOptions setMaxInFlight(int maxInFlight) {
-    if (maxInFlight <= 0) {
-      throw new IllegalArgumentException("handler.maxInFlight: " + maxInFlight + " must be positive");
-    }
+    ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
     this.maxInFlight = maxInFlight;
     return this;
   }

@@ -2,7 +2,7 @@ package io.frameecho.server;
 
 import io.vertx.core.json.JsonObject;
 
-import java.util.Map;
+import java.util.List;
 
 /**
  * The {@code "metrics"} section: an HTTP endpoint on its own port with Prometheus metrics at
@@ -14,6 +14,12 @@ public class MetricsOptions {
   public static final String DEFAULT_HOST = "0.0.0.0";
   public static final int DEFAULT_PORT = 9090;
 
+  /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
+  static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(
+    OptionKey.bool("enabled", MetricsOptions::isEnabled, MetricsOptions::setEnabled),
+    OptionKey.string("host", MetricsOptions::getHost, MetricsOptions::setHost),
+    OptionKey.integer("port", MetricsOptions::getPort, MetricsOptions::setPort));
+
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
@@ -22,36 +28,18 @@ public class MetricsOptions {
   }
 
   public MetricsOptions(MetricsOptions other) {
-    this.enabled = other.enabled;
-    this.host = other.host;
-    this.port = other.port;
+    OptionKey.copy(other, this, KEYS);
   }
 
   /**
    * @throws IllegalArgumentException naming the key ({@code metrics.…}) on an unknown key or a bad value
    */
   public MetricsOptions(JsonObject json) {
-    for (Map.Entry<String, Object> entry : json) {
-      String key = "metrics." + entry.getKey();
-      Object value = entry.getValue();
-      switch (entry.getKey()) {
-        case "enabled":
-          setEnabled(ConfigValues.bool(key, value));
-          break;
-        case "host":
-          setHost(ConfigValues.string(key, value));
-          break;
-        case "port":
-          setPort(ConfigValues.integer(key, value));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: metrics.enabled, metrics.host, metrics.port");
-      }
-    }
+    OptionKey.readJson(json, "metrics.", KEYS, this);
   }
 
   public JsonObject toJson() {
-    return new JsonObject().put("enabled", enabled).put("host", host).put("port", port);
+    return OptionKey.toJson(this, KEYS);
   }
 
   public boolean isEnabled() {

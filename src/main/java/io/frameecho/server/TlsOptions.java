@@ -2,10 +2,15 @@ package io.frameecho.server;
 
 import io.vertx.core.json.JsonObject;
 
-import java.util.Map;
+import java.util.List;
 
 /** The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key. */
 public class TlsOptions {
+
+  /** The section's keys: the one place each is written. */
+  static final List<OptionKey<TlsOptions, ?>> KEYS = List.of(
+    OptionKey.string("certPath", TlsOptions::getCertPath, TlsOptions::setCertPath),
+    OptionKey.string("keyPath", TlsOptions::getKeyPath, TlsOptions::setKeyPath));
 
   private String certPath;
   private String keyPath;
@@ -14,8 +19,7 @@ public class TlsOptions {
   }
 
   public TlsOptions(TlsOptions other) {
-    this.certPath = other.certPath;
-    this.keyPath = other.keyPath;
+    OptionKey.copy(other, this, KEYS);
   }
 
   /**
@@ -23,26 +27,14 @@ public class TlsOptions {
    *   missing path
    */
   public TlsOptions(JsonObject json) {
-    for (Map.Entry<String, Object> entry : json) {
-      String key = "tls." + entry.getKey();
-      switch (entry.getKey()) {
-        case "certPath":
-          setCertPath(ConfigValues.string(key, entry.getValue()));
-          break;
-        case "keyPath":
-          setKeyPath(ConfigValues.string(key, entry.getValue()));
-          break;
-        default:
-          throw new IllegalArgumentException("unknown configuration key '" + key + "'; known keys: tls.certPath, tls.keyPath");
-      }
-    }
+    OptionKey.readJson(json, "tls.", KEYS, this);
     if (certPath == null || keyPath == null) {
       throw new IllegalArgumentException("tls: both tls.certPath and tls.keyPath are required");
     }
   }
 
   public JsonObject toJson() {
-    return new JsonObject().put("certPath", certPath).put("keyPath", keyPath);
+    return OptionKey.toJson(this, KEYS);
   }
 
   public String getCertPath() {

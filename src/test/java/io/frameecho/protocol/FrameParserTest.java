@@ -1,17 +1,32 @@
 package io.frameecho.protocol;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.PoolArenaMetric;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.function.Consumer;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+/**
+ * The top-level tests feed {@link FrameParser#handle(Buffer)}, a heap copy, and read payloads as Vert.x
+ * buffers; {@link OnPooledDirectBuffers} feeds {@link FrameParser#handle(ByteBuf)} the way the server does.
+ */
 class FrameParserTest {
 
   private final List<Buffer> frames = new ArrayList<>();
@@ -20,7 +35,7 @@ class FrameParserTest {
   private int started;
   /** What the listener saw, in order: "f" per frame, "|" when the parser said it had parsed what it was given. */
   private final StringBuilder events = new StringBuilder();
-  private java.util.function.Consumer<Buffer> onFrame = frames::add;
+  private Consumer<Buffer> onFrame = frames::add;
 
   private FrameParser parser(int maxFrameSize) {
     return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
@@ -188,9 +203,9 @@ class FrameParserTest {
 
   @Test
   void bigFramesSpanningReadsAreGatheredExactlyWhateverTheReadSizes() {
-    FrameParser p = parser(4 * FrameParser.PIECE_SIZE);
+    FrameParser p = parser(4 * PartialFrame.PIECE_SIZE);
     Random random = new Random(7);
-    int piece = FrameParser.PIECE_SIZE;
+    int piece = PartialFrame.PIECE_SIZE;
     Buffer stream = Buffer.buffer();
     List<Buffer> expected = new ArrayList<>();
     for (int size : new int[] {piece - 4, 10, piece - 3, piece, 0, 3 * piece + 7, 1}) {
@@ -255,5 +270,357 @@ class FrameParserTest {
     p.resume();
     assertEquals(List.of(Buffer.buffer("abc")), frames);
     assertTrue(p.atFrameBoundary());
+  }
+
+  /**
+   * The server's path: raw Netty buffers of pooled direct memory, frames received as {@link ByteBuf}s that the
+   * listener owns. Every test ends with every buffer released, checked without waiting for the garbage
+   * collector (see {@link #everyBufferIsReleased}).
+   */
+  @Nested
+  class OnPooledDirectBuffers {
+
+    private static final int PIECE = PartialFrame.PIECE_SIZE;
+
+    /**
+     * Pooled direct memory like the reads Netty hands the server, from an allocator of the test's own with
+     * its thread caches off, so that its count of live buffers is exact: the parser allocates from the
+     * allocator of the bytes it is given, so its own buffers are counted too.
+     */
+    private final PooledByteBufAllocator alloc = new PooledByteBufAllocator(true, 0, 1, 8192, 9, 0, 0, false);
+    /** Every buffer handed to the parser, each with one reference of the test's own on top of the parser's. */
+    private final List<ByteBuf> inputs = new ArrayList<>();
+    private final List<ByteBuf> received = new ArrayList<>();
+    private final List<Integer> bodies = new ArrayList<>();
+    private final List<Throwable> failures = new ArrayList<>();
+    /** "f" per frame, "|" per parsed(), "a" per announced body, in order. */
+    private final StringBuilder seen = new StringBuilder();
+    private final List<Boolean> demand = new ArrayList<>();
+    private Consumer<ByteBuf> onReceived = frame -> { };
+    private Runnable onAnnounced = () -> { };
+
+    private final FrameParser.Listener listener = new FrameParser.Listener() {
+      @Override
+      public void frame(ByteBuf frame) {
+        seen.append('f');
+        received.add(frame);
+        onReceived.accept(frame);
+      }
+
+      @Override
+      public void frame(Buffer payload) {
+        throw new AssertionError("frame(ByteBuf) is overridden: no copy is made");
+      }
+
+      @Override
+      public void failed(Throwable error) {
+        failures.add(error);
+      }
+
+      @Override
+      public void bodyAnnounced(int length) {
+        seen.append('a');
+        bodies.add(length);
+        onAnnounced.run();
+      }
+
+      @Override
+      public void parsed() {
+        seen.append('|');
+      }
+    };
+
+    private FrameParser parser(int maxFrameSize) {
+      return FrameParser.controlling(demand::add, maxFrameSize, listener);
+    }
+
+    @AfterEach
+    void everyBufferIsReleased() {
+      received.forEach(ByteBuf::release);
+      for (ByteBuf input : inputs) {
+        input.release();
+        assertEquals(0, input.refCnt(), "an input still referenced after the parser and the frames are done");
+      }
+      assertEquals(0, liveBuffers(), "buffers of the parser's never released");
+    }
+
+    /** A read of {@code bytes[from, to)} in pooled direct memory, handed to the parser. */
+    private void feed(FrameParser parser, byte[] bytes, int from, int to) {
+      ByteBuf input = alloc.directBuffer(to - from).writeBytes(bytes, from, to - from);
+      inputs.add(input.retain());
+      parser.handle(input);
+    }
+
+    private void feedOneByteAtATime(FrameParser parser, byte[] bytes) {
+      for (int i = 0; i < bytes.length; i++) {
+        feed(parser, bytes, i, i + 1);
+      }
+    }
+
+    /** Feeds {@code bytes} in reads of 1 to {@code maxRead} bytes, cut where {@code random} says. */
+    private void feedInRandomCuts(FrameParser parser, byte[] bytes, Random random, int maxRead) {
+      for (int at = 0; at < bytes.length; ) {
+        int end = Math.min(bytes.length, at + 1 + random.nextInt(maxRead));
+        feed(parser, bytes, at, end);
+        at = end;
+      }
+    }
+
+    /** Frames of these payload sizes, back to back, with payload bytes from {@code random}. */
+    private byte[] stream(Random random, int... payloadSizes) {
+      ByteBuf stream = Unpooled.buffer();
+      for (int size : payloadSizes) {
+        byte[] payload = new byte[size];
+        random.nextBytes(payload);
+        Frames.writeHeader(stream, size).writeBytes(payload);
+      }
+      return ByteBufUtil.getBytes(stream);
+    }
+
+    /** The frames received equal {@code stream}'s, header and payload, in order. */
+    private void assertReceivedAre(byte[] stream, String why) {
+      int at = 0;
+      int i = 0;
+      while (at < stream.length) {
+        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(Unpooled.wrappedBuffer(stream), at);
+        assertTrue(i < received.size(), why + ": frame " + i + " missing");
+        assertArrayEquals(Arrays.copyOfRange(stream, at, at + frameSize), ByteBufUtil.getBytes(received.get(i)),
+          why + ": frame " + i);
+        at += frameSize;
+        i++;
+      }
+      assertEquals(i, received.size(), why + ": frames");
+    }
+
+    @Test
+    void wholeFramesInOneReadAreSlicesOfItNotCopies() {
+      FrameParser p = parser(1 << 16);
+      byte[] bytes = stream(new Random(1), 5, 0, 3000, 0, 1);
+      feed(p, bytes, 0, bytes.length);
+      assertReceivedAre(bytes, "one read");
+      ByteBuf input = inputs.get(0);
+      int offset = 0;
+      for (ByteBuf frame : received) {
+        // The frame shares the read's memory: a byte written into the read shows in the frame.
+        input.setByte(offset, 0x5A);
+        assertEquals(0x5A, frame.getByte(frame.readerIndex()), "frame at " + offset + " is a slice of the read");
+        offset += frame.readableBytes();
+      }
+      assertEquals(List.of(5, 3000, 1), bodies);
+      assertEquals("affaffaf|", seen.toString(), "bodies announced before their frames, then one parsed()");
+      assertEquals(1 + received.size(), input.refCnt(), "the test's reference and one per frame: the parser let go of the read");
+      assertTrue(p.atFrameBoundary());
+    }
+
+    @Test
+    void framesUpToOneMiBThatSpanReadsAreGatheredIntoOneBufferOfTheirSize() {
+      FrameParser p = parser(4 * PIECE);
+      Random random = new Random(2);
+      byte[] bytes = stream(random, PIECE - Frames.HEADER_SIZE, 70_000);
+      feedInRandomCuts(p, bytes, random, 100_000);
+      assertReceivedAre(bytes, "seed 2");
+      for (ByteBuf frame : received) {
+        assertFalse(frame instanceof CompositeByteBuf, "one buffer");
+        assertEquals(frame.readableBytes(), frame.capacity(), "of exactly the frame's size");
+      }
+    }
+
+    @Test
+    void framesOverOneMiBAreGatheredInOneMiBPieces() {
+      for (long seed = 1; seed <= 3; seed++) {
+        FrameParser p = parser(4 * PIECE);
+        Random random = new Random(seed);
+        // 3.5 MiB, then one byte over a piece, with small frames around them.
+        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, PIECE - Frames.HEADER_SIZE + 1, 3);
+        feedInRandomCuts(p, bytes, random, 300_000);
+        assertReceivedAre(bytes, "seed " + seed);
+        CompositeByteBuf big = assertInstanceOf(CompositeByteBuf.class, received.get(1), "seed " + seed);
+        assertEquals(4, big.numComponents(), "seed " + seed + ": 3.5 MiB and a header in 1 MiB pieces");
+        for (int i = 0; i < 3; i++) {
+          assertEquals(PIECE, big.component(i).readableBytes(), "seed " + seed + ": piece " + i);
+        }
+        assertEquals(2, assertInstanceOf(CompositeByteBuf.class, received.get(3), "seed " + seed).numComponents());
+        assertTrue(p.atFrameBoundary(), "seed " + seed);
+        received.forEach(ByteBuf::release);
+        received.clear();
+      }
+    }
+
+    @Test
+    void framesFedOneByteAtATime() {
+      FrameParser p = parser(1 << 16);
+      byte[] bytes = stream(new Random(3), 6, 0, 1, 0, 0, 300);
+      feedOneByteAtATime(p, bytes);
+      assertReceivedAre(bytes, "one byte at a time");
+      assertEquals(List.of(6, 1, 300), bodies);
+      assertEquals(bytes.length, seen.chars().filter(c -> c == '|').count(), "one parsed() per read");
+      assertTrue(p.atFrameBoundary());
+      assertEquals(0, p.bufferedBytes());
+    }
+
+    @Test
+    void framesFedInRandomCuts() {
+      for (long seed = 1; seed <= 20; seed++) {
+        FrameParser p = parser(1 << 16);
+        Random random = new Random(seed);
+        int[] sizes = random.ints(40, 0, 5000).map(n -> n % 4 == 0 ? 0 : n).toArray();
+        byte[] bytes = stream(random, sizes);
+        feedInRandomCuts(p, bytes, random, 1 + random.nextInt(9000));
+        assertReceivedAre(bytes, "seed " + seed);
+        assertTrue(p.atFrameBoundary(), "seed " + seed);
+        received.forEach(ByteBuf::release);
+        received.clear();
+      }
+    }
+
+    @Test
+    void aZeroLengthFrameWhoseHeaderSpansReadsIsDeliveredAtItsLastHeaderByte() {
+      FrameParser p = parser(100);
+      byte[] bytes = stream(new Random(4), 0);
+      feed(p, bytes, 0, 3);
+      assertTrue(received.isEmpty());
+      assertFalse(p.atFrameBoundary());
+      feed(p, bytes, 3, 4);
+      assertReceivedAre(bytes, "split empty frame");
+      assertEquals(List.of(), bodies, "no body is announced for an empty frame");
+      assertTrue(p.atFrameBoundary());
+    }
+
+    @Test
+    void pauseHoldsFramesUntilResumeInOrderAndTurnsTheSourceOffAndOn() {
+      for (long seed = 1; seed <= 5; seed++) {
+        FrameParser p = parser(4 * PIECE);
+        Random random = new Random(seed);
+        // Every frame pauses the parser; the frames received meanwhile wait for resume().
+        onReceived = frame -> p.pause();
+        byte[] bytes = stream(random, 0, 12, 2 * PIECE, 0, 500, 30_000, 1);
+        feedInRandomCuts(p, bytes, random, 700_000);
+        int resumes = 0;
+        while (received.size() < 7 && resumes < 100) {
+          int before = received.size();
+          assertEquals(List.of(false), demand.subList(demand.size() - 1, demand.size()), "seed " + seed + ": paused, reading off");
+          p.resume();
+          resumes++;
+          assertEquals(before + 1, received.size(), "seed " + seed + ": one frame per resume, the listener pausing at each");
+        }
+        assertReceivedAre(bytes, "seed " + seed);
+        onReceived = frame -> { };
+        p.resume();
+        assertEquals(true, demand.get(demand.size() - 1), "seed " + seed + ": resumed with nothing held, reading on");
+        for (int i = 1; i < demand.size(); i++) {
+          assertFalse(demand.get(i - 1) && demand.get(i), "seed " + seed + ": never turned on twice in a row");
+        }
+        assertTrue(p.atFrameBoundary(), "seed " + seed);
+        received.forEach(ByteBuf::release);
+        received.clear();
+        demand.clear();
+      }
+    }
+
+    @Test
+    void bytesReceivedWhilePausedAreParsedOnResumeAndSignalledOnce() {
+      FrameParser p = parser(100);
+      byte[] bytes = stream(new Random(5), 3, 0, 4);
+      p.pause();
+      feedOneByteAtATime(p, bytes);
+      assertEquals("", seen.toString(), "nothing parsed while paused");
+      assertEquals(bytes.length, p.bufferedBytes());
+      p.resume();
+      assertEquals("affaf|", seen.toString(), "held bytes parsed at once, then one parsed()");
+      assertReceivedAre(bytes, "after resume");
+      assertEquals(List.of(false, true), demand);
+    }
+
+    @Test
+    void pausingOnAnAnnouncementKeepsTheBodyUnread() {
+      FrameParser p = parser(1 << 20);
+      onAnnounced = p::pause;
+      byte[] bytes = stream(new Random(6), 1000, 2000);
+      feed(p, bytes, 0, 2);
+      feed(p, bytes, 2, 600);
+      assertEquals(List.of(1000), bodies);
+      assertEquals(1, liveBuffers() - inputs.size(), "only the header's four bytes are kept; no body buffer yet");
+      onAnnounced = () -> { };
+      feed(p, bytes, 600, bytes.length);
+      p.resume();
+      assertReceivedAre(bytes, "after the announcement's pause");
+      assertEquals(List.of(1000, 2000), bodies, "each body announced once");
+      assertTrue(p.atFrameBoundary());
+    }
+
+    private long liveBuffers() {
+      return alloc.metric().directArenas().stream().mapToLong(PoolArenaMetric::numActiveAllocations).sum();
+    }
+
+    @Test
+    void aFrameOfExactlyTheMaximumIsAcceptedAndOneByteMoreIsRefusedBeforeAnyBody() {
+      FrameParser p = parser(1000);
+      byte[] bytes = stream(new Random(7), 1000);
+      feedInRandomCuts(p, bytes, new Random(7), 300);
+      assertReceivedAre(bytes, "the maximum, cut with seed 7");
+      assertTrue(failures.isEmpty());
+      received.forEach(ByteBuf::release);
+      received.clear();
+
+      byte[] tooBig = stream(new Random(7), 1001);
+      feedOneByteAtATime(p, Arrays.copyOf(tooBig, 4));
+      FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, failures.get(0));
+      assertEquals(1001, e.length());
+      assertEquals(List.of(false), demand, "reading turned off");
+      assertEquals(inputs.size(), liveBuffers(), "nothing kept but the inputs");
+      feed(p, tooBig, 4, tooBig.length);
+      assertTrue(received.isEmpty(), "a failed parser delivers nothing more");
+      assertEquals(1, failures.size());
+    }
+
+    @Test
+    void theLargestUnsignedLengthIsRefusedAsSuch() {
+      FrameParser p = parser(Integer.MAX_VALUE);
+      feed(p, new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 1, 2}, 0, 6);
+      FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, failures.get(0));
+      assertEquals(0xFFFFFFFFL, e.length());
+      assertEquals(List.of(), bodies);
+    }
+
+    @Test
+    void releaseBuffersMidFrameReleasesTheHeaderPartTheFramePartAndHeldBytes() {
+      int[][] cuts = {{2}, {4 + 500}, {4 + PIECE + 10}, {3, 4 + 2 * PIECE}};
+      for (int[] cut : cuts) {
+        FrameParser p = parser(4 * PIECE);
+        byte[] bytes = stream(new Random(8), 3 * PIECE);
+        int at = 0;
+        for (int end : cut) {
+          feed(p, bytes, at, end);
+          at = end;
+        }
+        p.pause();
+        feed(p, bytes, at, at + 100);
+        assertTrue(p.bufferedBytes() > 0);
+        p.releaseBuffers();
+        assertEquals(inputs.size(), liveBuffers(), "cut at " + Arrays.toString(cut) + ": only the inputs are live");
+        assertTrue(received.isEmpty());
+      }
+    }
+
+    @Test
+    void theDefaultListenerCopiesThePayloadOutAndReleasesTheFrame() {
+      List<Buffer> payloads = new ArrayList<>();
+      FrameParser p = FrameParser.standalone(100, new FrameParser.Listener() {
+        @Override
+        public void frame(Buffer payload) {
+          payloads.add(payload);
+        }
+
+        @Override
+        public void failed(Throwable error) {
+          failures.add(error);
+        }
+      });
+      byte[] bytes = stream(new Random(9), 3, 0, 40);
+      feedInRandomCuts(p, bytes, new Random(9), 5);
+      assertTrue(failures.isEmpty());
+      assertEquals(List.of(3, 0, 40), payloads.stream().map(Buffer::length).toList());
+      assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4 + 3 + 4 + 4, bytes.length)), payloads.get(2));
+    }
   }
 }

@@ -32,6 +32,27 @@ class FrameEchoOptionsTest {
   }
 
   @Test
+  void copiesKeepEveryValueAndShareNoSection() {
+    FrameEchoOptions o = new FrameEchoOptions().setHost("127.0.0.1").setPort(-7).setMaxBufferedBytes(1L << 40)
+      .setHandler(new HandlerOptions().setType("eventbus").setTimeoutMs(5_000_000_000L))
+      .setTls(new TlsOptions().setCertPath("c.pem")).setMetrics(new MetricsOptions().setEnabled(true))
+      .setNetServerOptions(new JsonObject().put("tcpKeepAlive", true));
+    FrameEchoOptions copy = new FrameEchoOptions(o);
+    assertEquals(o.toJson(), copy.toJson());
+    assertEquals(5_000_000_000L, copy.getHandler().getTimeoutMs(), "a long beyond what JSON reading allows is copied");
+    assertEquals(null, copy.getTls().getKeyPath(), "an unset path stays unset");
+    o.getHandler().setMaxInFlight(1);
+    o.getTls().setKeyPath("k.pem");
+    o.getMetrics().setPort(1);
+    o.getNetServerOptions().put("reusePort", true);
+    assertEquals(HandlerOptions.DEFAULT_MAX_IN_FLIGHT, copy.getHandler().getMaxInFlight());
+    assertEquals(null, copy.getTls().getKeyPath());
+    assertEquals(MetricsOptions.DEFAULT_PORT, copy.getMetrics().getPort());
+    assertEquals(new JsonObject().put("tcpKeepAlive", true), copy.getNetServerOptions());
+    assertEquals(null, new FrameEchoOptions(new FrameEchoOptions()).getTls());
+  }
+
+  @Test
   void negativePortsShareARandomPort() {
     assertEquals(-1, new FrameEchoOptions(new JsonObject().put("port", -1)).getPort());
   }

@@ -48,6 +48,27 @@ class FrameClientTest {
       })));
   }
 
+  /** The server answers two requests and closes: those two complete, only the third fails. */
+  @Test
+  void answersThatArrivedBeforeACloseCompleteAndOnlyTheRestFail(Vertx vertx, VertxTestContext ctx) {
+    FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+      .requestHandler(request -> request.toString().equals("three")
+        ? Future.failedFuture(new IllegalStateException("no third answer")) : Future.succeededFuture(request))
+      .listen()
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .compose(client -> {
+        List<Future<Buffer>> answers = List.of(client.request(Buffer.buffer("one")), client.request(Buffer.buffer("two")),
+          client.request(Buffer.buffer("three")));
+        return Future.join(answers).transform(ar -> Future.succeededFuture(answers)).eventually(client::close);
+      })
+      .onComplete(ctx.succeeding(answers -> ctx.verify(() -> {
+        assertEquals("one", answers.get(0).result().toString());
+        assertEquals("two", answers.get(1).result().toString());
+        assertInstanceOf(FrameClientException.class, answers.get(2).cause());
+        ctx.completeNow();
+      })));
+  }
+
   @Test
   void requestsFromAnotherThreadKeepTheirOrder(Vertx vertx) throws Exception {
     int port = echoServer(vertx, 1 << 20).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -133,8 +133,31 @@ class HostileClientTest {
     }).onComplete(ctx.succeedingThenComplete());
   }
 
+  /** An echo handler that completes {@code bigRequestSeen} when a 32 MiB request reaches it. */
+  private static RequestHandler echoTelling(Promise<Void> bigRequestSeen) {
+    return request -> {
+      if (request.length() == 32 << 20) {
+        bigRequestSeen.tryComplete();
+      }
+      return Future.succeededFuture(request);
+    };
+  }
+
+  /** Tries to be served on each connection, one after another: which of them were answered. */
+  static Future<List<Boolean>> servedInTurn(List<RawConnection> conns) {
+    Future<Void> sequence = Future.succeededFuture();
+    List<Boolean> outcome = new ArrayList<>();
+    for (RawConnection c : conns) {
+      sequence = sequence.compose(v -> tryServe(c).map(ok -> {
+        outcome.add(ok);
+        return null;
+      }));
+    }
+    return sequence.map(v -> outcome);
+  }
+
   /** Sends one frame; completes with true if it was answered, false if the server closed the connection. */
-  private static Future<Boolean> tryServe(RawConnection c) {
+  static Future<Boolean> tryServe(RawConnection c) {
     return c.write(Frames.frame(Buffer.buffer("x"))).transform(ar -> c.expectFrames(1)).map(r -> true).otherwise(false);
   }
 
@@ -172,15 +195,7 @@ class HostileClientTest {
             })
             .compose(more -> {
               List<RawConnection> newcomers = more.list();
-              Future<Void> sequence = Future.succeededFuture();
-              List<Boolean> outcome = new ArrayList<>();
-              for (RawConnection c : newcomers) {
-                sequence = sequence.compose(v -> tryServe(c).map(ok -> {
-                  outcome.add(ok);
-                  return null;
-                }));
-              }
-              return sequence.map(v -> {
+              return servedInTurn(newcomers).map(outcome -> {
                 ctx.verify(() -> assertEquals(List.of(true, true, true, true, true, false), outcome));
                 List<RawConnection> everyone = new ArrayList<>(conns);
                 everyone.addAll(newcomers);
@@ -209,15 +224,7 @@ class HostileClientTest {
       }
       return Future.all(opening).compose(all -> {
         List<RawConnection> conns = all.list();
-        Future<Void> sequence = Future.succeededFuture();
-        List<Boolean> outcome = new ArrayList<>();
-        for (RawConnection c : conns) {
-          sequence = sequence.compose(v -> tryServe(c).map(ok -> {
-            outcome.add(ok);
-            return null;
-          }));
-        }
-        return sequence.compose(v -> {
+        return servedInTurn(conns).compose(outcome -> {
           ctx.verify(() -> assertEquals(List.of(true, true, false, true, true), outcome, "third from 127.0.0.1 refused"));
           return Future.all(conns.stream().map(RawConnection::close).toList());
         });
@@ -282,12 +289,7 @@ class HostileClientTest {
   @Test
   void resetsMidFrameAndMidResponseReleaseWhatTheyHeld(Vertx vertx, VertxTestContext ctx) {
     Promise<Void> bigRequestSeen = Promise.promise();
-    RequestHandler echo = request -> {
-      if (request.length() == 32 << 20) {
-        bigRequestSeen.tryComplete();
-      }
-      return Future.succeededFuture(request);
-    };
+    RequestHandler echo = echoTelling(bigRequestSeen);
     NetClientOptions resetOnClose = new NetClientOptions().setSoLinger(0);
     deploy(vertx, new JsonObject(), echo).compose(d -> {
       int port = d.port;
@@ -340,12 +342,7 @@ class HostileClientTest {
   @Test
   void shutdownAnswersWhatWasReceivedAndCutsWhatCannotDrain(Vertx vertx, VertxTestContext ctx) {
     Promise<Void> bigRequestSeen = Promise.promise();
-    RequestHandler echo = request -> {
-      if (request.length() == 32 << 20) {
-        bigRequestSeen.tryComplete();
-      }
-      return Future.succeededFuture(request);
-    };
+    RequestHandler echo = echoTelling(bigRequestSeen);
     deploy(vertx, new JsonObject().put("shutdownTimeoutMs", 1500), echo).compose(d -> {
       // A: one whole frame, then half of another; B: idle; C: a 32 MiB answer it never reads.
       Future<RawConnection> a = RawConnection.open(vertx, d.port).compose(c -> c.write(Frames.frame(Buffer.buffer("done"))

@@ -82,20 +82,17 @@ final class ClientCommand implements Callable<Integer> {
       }
     }
     Vertx vertx = Vertx.vertx();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+    FrameClient client = null;
     try {
-      List<Buffer> responses = FrameClient.connect(vertx, netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE)
-        .compose(client -> {
-          List<Future<Buffer>> answers = new ArrayList<>();
-          for (Buffer r : requests) {
-            answers.add(client.request(r));
-          }
-          return Future.all(answers)
-            .eventually(client::close)
-            .map(all -> all.<Buffer>list());
-        })
-        .toCompletionStage().toCompletableFuture().get(timeoutSeconds, TimeUnit.SECONDS);
-      for (Buffer response : responses) {
-        out.println(describe(response));
+      client = waitFor(FrameClient.connect(vertx, netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      List<Future<Buffer>> answers = new ArrayList<>();
+      for (Buffer r : requests) {
+        answers.add(client.request(r));
+      }
+      // Each answer is printed as it arrives, in order: what arrived before an error is shown.
+      for (Future<Buffer> answer : answers) {
+        out.println(describe(waitFor(answer, deadline)));
       }
       return 0;
     } catch (java.util.concurrent.TimeoutException e) {
@@ -106,8 +103,16 @@ final class ClientCommand implements Callable<Integer> {
       err.println("error: " + cause.getMessage());
       return 1;
     } finally {
+      if (client != null) {
+        client.close();
+      }
       vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
     }
+  }
+
+  private static <T> T waitFor(Future<T> future, long deadlineNanos) throws Exception {
+    long left = Math.max(0, deadlineNanos - System.nanoTime());
+    return future.toCompletionStage().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
   }
 
   private NetClientOptions netClientOptions() {

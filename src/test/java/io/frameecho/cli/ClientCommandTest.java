@@ -2,6 +2,7 @@ package io.frameecho.cli;
 
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,18 @@ class ClientCommandTest {
     assertEquals("len:6 data:hello3", lines[2]);
     assertEquals("len:33554432 data:" + "z".repeat(100), lines[3]);
     assertEquals("len:6 data:hello5", lines[4]);
+  }
+
+  /** A server that answers two of three requests and closes: the two answers are printed, then the error. */
+  @Test
+  void printsTheAnswersThatArrivedThenTheError(Vertx vertx) throws Exception {
+    int port = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+      .requestHandler(request -> request.toString().equals("three")
+        ? Future.failedFuture(new IllegalStateException("no")) : Future.succeededFuture(request))
+      .listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    assertEquals(1, run("--port", String.valueOf(port), "one", "two", "three"));
+    assertEquals("len:3 data:one\nlen:3 data:two\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
+    assertEquals("error: connection closed by the server\n", err.toString(StandardCharsets.UTF_8).replace("\r", ""));
   }
 
   @Test

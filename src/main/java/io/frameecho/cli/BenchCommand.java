@@ -25,7 +25,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code bench}: loads any server that speaks the frame protocol and reports what it measured. */
-@Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+@Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = Versions.Provider.class, sortOptions = false,
   description = {"Load generator for the frame protocol: requests/s, MB/s and latency percentiles (HdrHistogram).",
     "Closed loop by default (--pipeline requests in flight per connection); open loop with --rate, where latency",
     "counts from each request's intended send time so queueing is not hidden.",
@@ -102,7 +102,9 @@ final class BenchCommand implements Callable<Integer> {
   static CommandLine commandLine(PrintStream out, PrintStream err) {
     return new CommandLine(new BenchCommand(out, err))
       .setOut(new PrintWriter(out, true))
-      .setErr(new PrintWriter(err, true));
+      .setErr(new PrintWriter(err, true))
+      .setParameterExceptionHandler(Main.oneLineUsageErrors("bench"))
+      .setExecutionExceptionHandler(Main.oneLineFailures("bench"));
   }
 
   /** Builds the run's settings from the options, or fails with the option at fault. */

@@ -84,10 +84,11 @@ public final class FrameEchoServer {
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().map(s -> {
       operations.listening();
-      log.info("frame-echo listening on {}:{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+      log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
           + "shutdownTimeoutMs={})",
-        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", transportName(), options.getMaxFrameSize(),
+        options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
+        options.getTls() != null ? " with TLS" : "", transportName(), options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getShutdownTimeoutMs());

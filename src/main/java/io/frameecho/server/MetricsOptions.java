@@ -11,8 +11,10 @@ import java.util.Map;
 public class MetricsOptions {
 
   public static final boolean DEFAULT_ENABLED = false;
-  public static final String DEFAULT_HOST = "0.0.0.0";
-  public static final int DEFAULT_PORT = 9090;
+  /** Loopback: metrics and health are unauthenticated, so they reach the network only when asked to. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+  /** Not 9090, Prometheus's own port: 9464, where OpenTelemetry's Prometheus exporter serves an application's metrics. */
+  public static final int DEFAULT_PORT = 9464;
 
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;

@@ -87,6 +87,11 @@ public final class Main {
           }
       }
     }
+    String problem = launcherArgumentProblem(args);
+    if (problem != null) {
+      err.println("frame-echo: " + problem);
+      return USAGE;
+    }
     JsonObject config;
     try {
       config = checkedConfig(args, env);
@@ -206,6 +211,49 @@ public final class Main {
       + "; subcommands: " + String.join(", ", SUBCOMMANDS) + "; run --help for usage";
   }
 
+  /** The Vert.x 5 launcher's options that take a value, and its flags (it ignores case). */
+  private static final List<String> LAUNCHER_VALUE_OPTIONS = List.of("-options", "--options", "-vertx-options", "--vertx-options",
+    "-cluster-port", "--cluster-port", "-cluster-host", "--cluster-host", "-cluster-public-port", "--cluster-public-port",
+    "-cluster-public-host", "--cluster-public-host", "-deployment-options", "--deployment-options", "-instances", "--instances",
+    "-conf", "--conf");
+  private static final List<String> LAUNCHER_FLAGS = List.of("-c", "-cluster", "--cluster", "-w", "-worker", "--worker",
+    "-vt", "-virtual-thread", "--virtual-thread");
+
+  /**
+   * One line for an argument the launcher would refuse (it would print its whole usage after the error),
+   * or null. Checked: unknown options, an option without its value, and stray arguments.
+   */
+  static String launcherArgumentProblem(String[] args) {
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      if (i == 0 && !arg.startsWith("-")) {
+        continue; // the verticle class, checked on its own
+      }
+      if (!arg.startsWith("-")) {
+        return "unexpected argument '" + arg + "' (options come as -name value; run --help for usage)";
+      }
+      String name = (arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg).toLowerCase(java.util.Locale.ROOT);
+      if (LAUNCHER_VALUE_OPTIONS.contains(name)) {
+        if (!arg.contains("=")) {
+          if (i + 1 >= args.length) {
+            return arg + " needs a value; run --help for usage";
+          }
+          i++;
+        }
+      } else if (!LAUNCHER_FLAGS.contains(name)) {
+        String nearest = null;
+        for (String known : LAUNCHER_VALUE_OPTIONS) {
+          if (known.startsWith("-") && !known.startsWith("--") && distance(name, known) <= 2) {
+            nearest = known;
+          }
+        }
+        return "unknown option '" + arg + "'" + (nearest != null ? " (did you mean '" + nearest + "'?)" : "")
+          + "; run --help for frame-echo's options, --launcher-help for all of the launcher's";
+      }
+    }
+    return null;
+  }
+
   /** Levenshtein distance, for "did you mean". */
   private static int distance(String a, String b) {
     int[] previous = new int[b.length() + 1];
@@ -303,7 +351,10 @@ public final class Main {
       "",
       "Environment:",
       "  FRAME_ECHO_<KEY>           any setting, the key in upper snake case: FRAME_ECHO_PORT=5555,",
-      "                             FRAME_ECHO_METRICS_ENABLED=true, ... (over the -conf file, under inline -conf JSON)",
+      "                             FRAME_ECHO_MAX_FRAME_SIZE=1024, ... (over the -conf file, under inline -conf JSON)",
+      "  FRAME_ECHO_METRICS_ENABLED=true   Prometheus /metrics and /health/live, /health/ready on "
+        + MetricsOptions.DEFAULT_HOST + ":" + MetricsOptions.DEFAULT_PORT,
+      "                             (FRAME_ECHO_METRICS_HOST=0.0.0.0 to reach them from other machines)",
       "  FRAME_ECHO_LOG_LEVEL       " + String.join(", ", LogSettings.LEVELS) + " (default INFO)",
       "  FRAME_ECHO_LOG_FORMAT      " + String.join(", ", LogSettings.FORMATS) + " (default text)",
       "  FRAME_ECHO_DEBUG=1         add the stack trace to an error line",

@@ -27,8 +27,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class ServerLauncher extends VertxApplication {
 
+  /** Without the launcher's own reprint of its whole usage (in ANSI colours, even into a pipe) after a bad option. */
   ServerLauncher(String[] args, VertxApplicationHooks hooks) {
-    super(args, hooks);
+    super(args, hooks, false, false);
   }
 
   static final class Hooks implements VertxApplicationHooks {

@@ -122,4 +122,14 @@ class EnvironmentConfigTest {
     assertEquals("[::]:1234 (all interfaces)", Main.where("::", 1234));
     assertEquals("127.0.0.1:9464", Main.where("127.0.0.1", 9464));
   }
+
+  @Test
+  void launcherArgumentsTheLauncherWouldRefuseAreOneLine() {
+    assertEquals(null, Main.launcherArgumentProblem(new String[] {"-conf", "c.json", "-instances", "2", "-cluster",
+      "-options={\"haEnabled\":true}", "--deployment-options", "{}", "-Conf", "x"}));
+    assertEquals(null, Main.launcherArgumentProblem(new String[] {"io.frameecho.example.UpperCaseConsumer", "-cluster"}));
+    assertTrue(Main.launcherArgumentProblem(new String[] {"-conff", "x.json"}).startsWith("unknown option '-conff' (did you mean '-conf'?)"));
+    assertEquals("-conf needs a value; run --help for usage", Main.launcherArgumentProblem(new String[] {"-conf"}));
+    assertTrue(Main.launcherArgumentProblem(new String[] {"-conf", "a.json", "b.json"}).startsWith("unexpected argument 'b.json'"));
+  }
 }

@@ -274,6 +274,7 @@ class LauncherIT {
   void mistypedSubcommandIsOneLineAndExitsWith2() throws Exception {
     assertOneLine(runToEnd("clinet"), 2, "frame-echo: unknown subcommand 'clinet' (did you mean 'client'?)");
     assertOneLine(runToEnd("io.frameecho.NoSuchVerticle"), 2, "no verticle class io.frameecho.NoSuchVerticle");
+    assertOneLine(runToEnd("-conff", "x.json"), 2, "frame-echo: unknown option '-conff' (did you mean '-conf'?)");
     assertOneLine(runToEnd("bench", "--duration", "3", "--warmup", "3"), 2, "frame-echo bench: --warmup (3.0 s) must be shorter");
   }
 

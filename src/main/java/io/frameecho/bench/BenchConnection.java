@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -40,6 +41,9 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
   private RateSchedule schedule;
   private boolean wakeUpScheduled;
   private volatile boolean stopping;
+  /** Set once the run starts; before that, a connection belongs to the connect phase. */
+  private volatile boolean started;
+  private boolean handshakeFailed;
   private ChannelHandlerContext ctx;
 
   // Response parsing state: a header split across reads collects in a buffer made once (no allocation per
@@ -72,6 +76,7 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
 
   /** Starts sending; call on any thread once every connection is up. */
   void start() {
+    started = true;
     ctx.executor().execute(() -> {
       if (settings.rate() > 0) {
         schedule = new RateSchedule(System.nanoTime(), settings.rate() / settings.connections());
@@ -253,8 +258,22 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
     }
   }
 
+  /** A failed TLS handshake is counted by the connect phase as a connection failure, not as an error here. */
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+    if (event instanceof SslHandshakeCompletionEvent handshake && !handshake.isSuccess() && !started) {
+      handshakeFailed = true;
+      stopping = true;
+    }
+    ctx.fireUserEventTriggered(event);
+  }
+
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (handshakeFailed) {
+      ctx.close();
+      return;
+    }
     fail(cause.toString());
   }
 }

@@ -28,17 +28,52 @@ public final class HtmlReport {
   }
 
   public static String render(String title, List<JsonObject> results) {
+    return render(title, results, null);
+  }
+
+  /**
+   * @param generatedBy a line saying when, by which version and with which command the page was made, or null
+   */
+  public static String render(String title, List<JsonObject> results, String generatedBy) {
     StringBuilder html = new StringBuilder();
-    html.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>").append(escape(title)).append("</title>\n")
-      .append("<style>body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin-top:1em}")
-      .append("td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}th{background:#f4f4f4}td:first-child{text-align:left}")
-      .append(".swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}</style></head><body>\n")
+    html.append("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
+      .append("<meta name=\"viewport\" content=\"width=device-width\"><title>").append(escape(title)).append("</title>\n")
+      // Fits a 1200 px window: the chart scales down, the table wraps its headers and labels instead of overflowing.
+      .append("<style>body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}h1{font-size:1.5em}")
+      .append("svg{max-width:100%;height:auto}table{border-collapse:collapse;margin-top:1em;font-size:13px;width:100%}")
+      .append("td,th{border:1px solid #ccc;padding:3px 5px;text-align:right}th{background:#f4f4f4;font-weight:600}")
+      .append("td:first-child,th:first-child{text-align:left;max-width:16em;overflow-wrap:anywhere}td{white-space:nowrap}td:first-child{white-space:normal}")
+      .append(".swatch{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:middle}")
+      .append(".runs{font-size:13px;color:#444}.runs code{font-size:12px;overflow-wrap:anywhere}</style></head><body>\n")
       .append("<h1>").append(escape(title)).append("</h1>\n")
       .append("<p>Latency by percentile (log scales). Each line is one run; lower is better.</p>\n");
     chart(html, results);
     table(html, results);
+    runs(html, results);
+    if (generatedBy != null) {
+      html.append("<p class=\"runs\">").append(escape(generatedBy)).append("</p>\n");
+    }
     html.append("</body></html>\n");
     return html.toString();
+  }
+
+  /** Each run's date, version and command line, when its JSON has them. */
+  private static void runs(StringBuilder html, List<JsonObject> results) {
+    html.append("<ul class=\"runs\">\n");
+    for (int i = 0; i < results.size(); i++) {
+      JsonObject r = results.get(i);
+      html.append("<li><span class=\"swatch\" style=\"background:").append(color(i)).append("\"></span>")
+        .append(escape(r.getString("label", "run " + (i + 1))))
+        .append(": ").append(escape(r.getString("date", "date unknown")))
+        .append(", frame-echo ").append(escape(r.getString("frameEchoVersion", "version unknown")))
+        .append(r.getBoolean("tls", false) ? ", TLS" : "");
+      String command = r.getString("commandLine");
+      if (command != null) {
+        html.append(": <code>").append(escape(command)).append("</code>");
+      }
+      html.append("</li>\n");
+    }
+    html.append("</ul>\n");
   }
 
   private static void chart(StringBuilder html, List<JsonObject> results) {
@@ -85,14 +120,43 @@ public final class HtmlReport {
       }
       html.append(String.format(Locale.ROOT, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>%n", color(i), points.toString().trim()));
     }
-    html.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>%n", LEFT, TOP, plotWidth, plotHeight))
-      .append("</svg>\n");
+    html.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#888\"/>%n", LEFT, TOP, plotWidth, plotHeight));
+    legend(html, results);
+    html.append("</svg>\n");
+  }
+
+  /** The colour key, in the plot's bottom-right corner (percentile lines rise to the right, so it is seldom crossed). */
+  private static void legend(StringBuilder html, List<JsonObject> results) {
+    int lineHeight = 18;
+    int longest = 0;
+    for (int i = 0; i < results.size(); i++) {
+      longest = Math.max(longest, legendLabel(results.get(i), i).length());
+    }
+    int plotWidth = WIDTH - LEFT - RIGHT;
+    int plotHeight = HEIGHT - TOP - BOTTOM;
+    int width = Math.min(plotWidth - 20, 40 + longest * 7);
+    int height = results.size() * lineHeight + 8;
+    int x = LEFT + plotWidth - width - 10;
+    int top = TOP + plotHeight - height - 10;
+    html.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"white\" fill-opacity=\"0.9\" stroke=\"#bbb\"/>%n",
+      x, top, width, height));
+    for (int i = 0; i < results.size(); i++) {
+      int y = top + 4 + lineHeight * i + lineHeight / 2;
+      html.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>",
+          x + 8, y, x + 30, y, color(i)))
+        .append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%s</text>%n", x + 36, y + 4, escape(legendLabel(results.get(i), i))));
+    }
+  }
+
+  private static String legendLabel(JsonObject result, int i) {
+    String label = result.getString("label", "run " + (i + 1));
+    return label.length() > 90 ? label.substring(0, 89) + "\u2026" : label;
   }
 
   private static void table(StringBuilder html, List<JsonObject> results) {
     html.append("<table><tr><th>run</th><th>requests/s</th><th>p50 us</th><th>p90 us</th><th>p99 us</th><th>p99.9 us</th>")
-      .append("<th>max us</th><th>MB/s sent</th><th>MB/s received</th><th>connections</th><th>pipeline</th><th>size B</th>")
-      .append("<th>errors</th><th>mismatches</th><th>connection failures</th></tr>\n");
+      .append("<th>max us</th><th>MB/s sent</th><th>MB/s received</th><th>connec&shy;tions</th><th>pipe&shy;line</th><th>size B</th>")
+      .append("<th>errors</th><th>mis&shy;matches</th><th>connection failures</th></tr>\n");
     for (int i = 0; i < results.size(); i++) {
       JsonObject r = results.get(i);
       JsonObject l = r.getJsonObject("latencyMicros", new JsonObject());

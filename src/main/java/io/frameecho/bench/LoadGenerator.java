@@ -2,9 +2,11 @@ package io.frameecho.bench;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
@@ -15,6 +17,8 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import org.HdrHistogram.Histogram;
 
 import java.io.PrintStream;
@@ -38,9 +42,18 @@ public final class LoadGenerator {
   private static final long STALL_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(30);
 
   private final BenchSettings settings;
+  private final BenchTls tls;
 
   public LoadGenerator(BenchSettings settings) {
+    this(settings, null);
+  }
+
+  /**
+   * @param tls TLS for every connection, or null for plain TCP
+   */
+  public LoadGenerator(BenchSettings settings, BenchTls tls) {
     this.settings = settings;
+    this.tls = tls;
   }
 
   /**
@@ -57,7 +70,8 @@ public final class LoadGenerator {
       connect(group, stats, budget, template, connections, channels);
       if (channels.isEmpty()) {
         return new BenchResult(settings, 0, 0, 0, 0, 0, 0, stats.connectionFailures.sum(),
-          new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3), 0, "no connection could be opened");
+          new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3), 0,
+          stats.firstError() != null ? stats.firstError() : "no connection could be opened");
       }
       return measure(stats, connections, channels, progress);
     } finally {
@@ -95,26 +109,51 @@ public final class LoadGenerator {
 
   private void connect(EventLoopGroup group, LoadStats stats, AtomicLong budget, ByteBuf template,
                        List<BenchConnection> connections, List<Channel> channels) throws InterruptedException {
+    SslContext sslContext = tls == null ? null : tls.context();
     Bootstrap bootstrap = new Bootstrap().group(group).channel(channelClass())
       .option(ChannelOption.TCP_NODELAY, true)
       .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
     for (int first = 0; first < settings.connections(); first += CONNECT_BATCH) {
       List<ChannelFuture> batch = new ArrayList<>();
       List<BenchConnection> handlers = new ArrayList<>();
+      List<SslHandler> sslHandlers = new ArrayList<>();
       for (int i = first; i < Math.min(first + CONNECT_BATCH, settings.connections()); i++) {
         BenchConnection handler = new BenchConnection(i, settings, stats, budget, template);
         handlers.add(handler);
-        batch.add(bootstrap.clone().handler(handler).connect(settings.host(), settings.port()));
+        SslHandler ssl = sslContext == null ? null : sslContext.newHandler(ByteBufAllocator.DEFAULT, settings.host(), settings.port());
+        sslHandlers.add(ssl);
+        batch.add(bootstrap.clone().handler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel channel) {
+            if (ssl != null) {
+              channel.pipeline().addLast(ssl);
+            }
+            channel.pipeline().addLast(handler);
+          }
+        }).connect(settings.host(), settings.port()));
       }
       for (int i = 0; i < batch.size(); i++) {
         ChannelFuture f = batch.get(i);
-        if (f.await(15, TimeUnit.SECONDS) && f.isSuccess()) {
+        Throwable failure = null;
+        if (!f.await(15, TimeUnit.SECONDS)) {
+          failure = new java.util.concurrent.TimeoutException("timed out");
+        } else if (!f.isSuccess()) {
+          failure = f.cause();
+        } else if (sslHandlers.get(i) != null) {
+          io.netty.util.concurrent.Future<Channel> handshake = sslHandlers.get(i).handshakeFuture();
+          if (!handshake.await(15, TimeUnit.SECONDS)) {
+            failure = new java.util.concurrent.TimeoutException("TLS handshake timed out");
+          } else if (!handshake.isSuccess()) {
+            failure = handshake.cause();
+          }
+        }
+        if (failure == null) {
           connections.add(handlers.get(i));
           channels.add(f.channel());
         } else {
           stats.connectionFailures.increment();
           stats.noteError("connect to " + settings.host() + ":" + settings.port() + " failed: "
-            + (f.cause() == null ? "timed out" : f.cause().getMessage()));
+            + (failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage()));
           f.channel().close();
         }
       }
@@ -132,7 +171,6 @@ public final class LoadGenerator {
     Histogram interval = null;
     boolean measuring = settings.warmupSeconds() == 0;
     long measureStart = start;
-    long completedAtStart = 0;
     long sentAtStart = 0;
     long receivedAtStart = 0;
     long cpuAtStart = processCpuNanos();
@@ -157,7 +195,6 @@ public final class LoadGenerator {
       if (!measuring && now >= warmupEnd) {
         measuring = true;
         measureStart = now;
-        completedAtStart = completed;
         sentAtStart = stats.bytesSent.sum();
         receivedAtStart = stats.bytesReceived.sum();
         cpuAtStart = processCpuNanos();
@@ -185,12 +222,13 @@ public final class LoadGenerator {
       }
     }
     long cpuAtEnd = processCpuNanos();
-    long completed = stats.completed.sum();
     long sent = stats.bytesSent.sum();
     long received = stats.bytesReceived.sum();
     connections.forEach(BenchConnection::stop);
     waitForCloseOrTime(channels, TimeUnit.SECONDS.toNanos(10));
-    return new BenchResult(settings, completed - completedAtStart, (end - measureStart) / 1e9,
+    // The request count is the histogram's: the figures in the JSON, the text report and the .hgrm file
+    // then describe the same requests (a counter read a moment apart from the histogram's snapshot would not).
+    return new BenchResult(settings, measured.getTotalCount(), (end - measureStart) / 1e9,
       sent - sentAtStart, received - receivedAtStart, stats.errors.sum(), stats.mismatches.sum(),
       stats.connectionFailures.sum(), measured, (cpuAtEnd - cpuAtStart) / 1e9, stats.firstError());
   }

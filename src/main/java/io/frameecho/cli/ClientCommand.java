@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /** {@code client}: the book's {@code 06_client}, pipelined requests then one line per response. */
-@Command(name = "client", mixinStandardHelpOptions = true,
+@Command(name = "client", mixinStandardHelpOptions = true, versionProvider = Versions.Provider.class,
   description = {"Sends messages pipelined on one connection and prints each response as len:N data:<first 100 bytes>.",
     "With no messages, sends the book's: hello1, hello2, hello3, 32 MiB of 'z', hello5."})
 final class ClientCommand implements Callable<Integer> {
@@ -60,7 +60,9 @@ final class ClientCommand implements Callable<Integer> {
   static CommandLine commandLine(PrintStream out, PrintStream err) {
     return new CommandLine(new ClientCommand(out, err))
       .setOut(new PrintWriter(out, true))
-      .setErr(new PrintWriter(err, true));
+      .setErr(new PrintWriter(err, true))
+      .setParameterExceptionHandler(Main.oneLineUsageErrors("client"))
+      .setExecutionExceptionHandler(Main.oneLineFailures("client"));
   }
 
   /** The book's query list. */

@@ -23,8 +23,8 @@ import java.util.TreeSet;
 final class EnvironmentConfig {
 
   static final String PREFIX = "FRAME_ECHO_";
-  /** Variables with the prefix that are not configuration keys (they are read by the logging setup). */
-  private static final Set<String> NOT_CONFIG = Set.of("FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_LOG_FORMAT");
+  /** Variables with the prefix that are not configuration keys (logging, and the stack-trace switch). */
+  private static final Set<String> NOT_CONFIG = Set.of("FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_LOG_FORMAT", "FRAME_ECHO_DEBUG");
 
   /** Variable name to key path (dot-separated), with the key's type, from the options' table of keys. */
   private static final Map<String, Map.Entry<String, OptionKey.Type>> VARIABLES = variables();
@@ -81,9 +81,8 @@ final class EnvironmentConfig {
     JsonObject config = new JsonObject();
     JsonObject inline = null;
     if (confArgument != null) {
-      Path file = Path.of(confArgument);
-      if (looksLikeFile(confArgument) && Files.isReadable(file)) {
-        config = readFile(file);
+      if (looksLikeFile(confArgument)) {
+        config = readFile(confArgument);
       } else {
         inline = parse(confArgument, "-conf");
       }
@@ -99,11 +98,24 @@ final class EnvironmentConfig {
     return !argument.trim().startsWith("{");
   }
 
-  private static JsonObject readFile(Path file) {
+  /** A {@code -conf} value that is not inline JSON is a file, and must be one. */
+  private static JsonObject readFile(String argument) {
+    Path file;
+    try {
+      file = Path.of(argument);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new IllegalArgumentException("-conf " + argument + ": neither a file name nor a JSON object");
+    }
+    if (!Files.exists(file)) {
+      throw new IllegalArgumentException("-conf " + argument + ": the file does not exist (give a file or an inline JSON object)");
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException("-conf " + argument + ": not a regular file");
+    }
     try {
       return parse(Files.readString(file), file.toString());
     } catch (IOException e) {
-      throw new IllegalArgumentException("-conf: cannot read " + file + ": " + e.getMessage());
+      throw new IllegalArgumentException("-conf " + file + ": cannot read it: " + e.getMessage());
     }
   }
 
@@ -127,7 +139,7 @@ final class EnvironmentConfig {
       Map.Entry<String, OptionKey.Type> key = VARIABLES.get(name);
       if (key == null) {
         throw new IllegalArgumentException(name + ": no such frame-echo setting; known variables: "
-          + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT)");
+          + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT, FRAME_ECHO_DEBUG)");
       }
       put(overrides, key.getKey(), typed(name, variable.getValue(), key.getValue()));
     }

@@ -93,14 +93,14 @@ public final class FrameEchoServer {
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
-      log.info("frame-echo listening on {}:{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+      log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
-          + "shutdownTimeoutMs={})",
-        options.getHost(), s.actualPort(), options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
-        options.getMaxFrameSize(),
+          + "lingerTimeoutMs={}, shutdownTimeoutMs={})",
+        options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
+        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx), options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
-        options.getShutdownTimeoutMs());
+        options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
       return this;
     });
   }

@@ -3,6 +3,9 @@ package io.frameecho.server;
 import io.vertx.core.Future;
 import io.frameecho.server.impl.OperationsEndpoint;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.VertxException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
 
@@ -17,6 +20,8 @@ import java.util.Objects;
  * }</pre>
  */
 public class FrameEchoVerticle extends VerticleBase {
+
+  private static final Logger log = LoggerFactory.getLogger(FrameEchoVerticle.class);
 
   /** The application given in code, or null to build the one the config's {@code handler} names. */
   private final RequestHandler requestHandler;
@@ -42,12 +47,26 @@ public class FrameEchoVerticle extends VerticleBase {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
     server = FrameEchoServer.create(vertx, options).requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
-    Future<FrameEchoServer> listening = server.listen();
+    Future<FrameEchoServer> listening = server.listen()
+      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException ? e : cannotListen("", options.getHost(), options.getPort(), e)));
     if (!options.getMetrics().isEnabled()) {
       return listening;
     }
-    return listening.compose(s -> OperationsEndpoint.start(vertx, options.getMetrics(), s.operations()))
-      .onSuccess(http -> metricsPort = http.actualPort());
+    MetricsOptions metrics = options.getMetrics();
+    return listening.compose(s -> OperationsEndpoint.start(vertx, metrics, s.operations()))
+      .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e)))
+      .onSuccess(http -> {
+        metricsPort = http.actualPort();
+        log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
+          metricsPort, "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "");
+      });
+  }
+
+  /** Names the address that could not be bound; the cause's text without Netty's prefix (bind(..) failed with error(-98): ...). */
+  private static VertxException cannotListen(String what, String host, int port, Throwable cause) {
+    String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    reason = reason.replaceFirst("^\\w+\\(\\.\\.\\) failed with error\\(-?\\d+\\): ", "");
+    return new VertxException(what + "cannot listen on " + host + ":" + port + ": " + reason, cause);
   }
 
   private RequestHandler configuredHandler(FrameEchoOptions options) {

@@ -11,8 +11,10 @@ import java.util.List;
 public class MetricsOptions {
 
   public static final boolean DEFAULT_ENABLED = false;
-  public static final String DEFAULT_HOST = "0.0.0.0";
-  public static final int DEFAULT_PORT = 9090;
+  /** Loopback: metrics and health are unauthenticated, so they reach the network only when asked to. */
+  public static final String DEFAULT_HOST = "127.0.0.1";
+  /** Not 9090, Prometheus's own port: 9464, where OpenTelemetry's Prometheus exporter serves an application's metrics. */
+  public static final int DEFAULT_PORT = 9464;
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
   static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(

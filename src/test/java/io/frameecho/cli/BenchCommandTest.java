@@ -175,4 +175,106 @@ class BenchCommandTest {
     assertEquals(2, page.split("<polyline", -1).length - 1);
     assertTrue(page.contains("first run") && page.contains("second &lt;run&gt;"));
   }
+
+  @Test
+  void outputFilesAndTlsOptionsAreCheckedBeforeAnythingRuns() throws Exception {
+    // Nothing listens on this port: had the run started, it would report connection failures (exit 1).
+    int port = closedPort();
+    assertEquals(2, run("--port", String.valueOf(port), "--report", dir.resolve("missing/x.html").toString()));
+    assertTrue(err().contains("--report " + dir.resolve("missing/x.html") + ": the directory " + dir.resolve("missing") + " does not exist"), err());
+    assertFalse(out.toString(StandardCharsets.UTF_8).contains("connection failures"), "nothing ran");
+    err.reset();
+    assertEquals(2, run("--port", String.valueOf(port), "--json", dir.toString()));
+    assertTrue(err().contains("--json " + dir + ": is a directory"), err());
+    err.reset();
+    assertEquals(2, run("--port", String.valueOf(port), "--hgrm", dir.resolve("no/such/dir/a.hgrm").toString()));
+    assertTrue(err().contains("--hgrm"), err());
+    err.reset();
+    assertEquals(2, run("--port", String.valueOf(port), "--trust", "ca.pem"));
+    assertTrue(err().contains("--trust needs --tls"), err());
+    err.reset();
+    assertEquals(2, run("--port", String.valueOf(port), "--tls", "--trust", dir.resolve("no.pem").toString()));
+    assertTrue(err().contains("no such file"), err());
+    err.reset();
+    assertEquals(2, run("--report", dir.resolve("missing/both.html").toString(), dir.resolve("a.json").toString()));
+    assertTrue(err().contains("does not exist"), err());
+    assertEquals(1, err().strip().split("\n").length, "one line: " + err());
+  }
+
+  @Test
+  void shortRunsGetAShortWarmup() {
+    assertEquals(0.2, BenchCommand.defaultWarmup(1), 1e-9);
+    assertEquals(0.4, BenchCommand.defaultWarmup(2), 1e-9);
+    assertEquals(2, BenchCommand.defaultWarmup(10), 1e-9);
+    assertEquals(2, BenchCommand.defaultWarmup(60), 1e-9);
+  }
+
+  @Test
+  void oneSecondRunWorksAndItsCountsAgreeEverywhere(Vertx vertx) throws Exception {
+    int port = echoServer(vertx);
+    Path hgrm = dir.resolve("short.hgrm");
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "-d", "1", "--json", "-", "--hgrm", hgrm.toString()), err());
+    // --json -: the JSON alone on stdout, the text report on stderr.
+    JsonObject result = new JsonObject(out.toString(StandardCharsets.UTF_8));
+    assertEquals(0.2, result.getDouble("warmupSeconds"), 1e-9);
+    assertTrue(result.getLong("requests") > 0, result.encode());
+    assertTrue(err().contains("requests:        " + result.getLong("requests") + " "), err());
+    String distribution = Files.readString(hgrm);
+    assertTrue(distribution.contains(String.format("Total count    = %12d]", result.getLong("requests"))), distribution);
+    assertTrue(result.getString("commandLine").startsWith("java -jar frame-echo.jar bench --port " + port + " -c 2 -d 1"), result.encode());
+    assertTrue(result.getString("frameEchoVersion") != null && result.getString("date").endsWith("Z"), result.encode());
+  }
+
+  @Test
+  void aRateThatWasNotReachedIsSaid(Vertx vertx) throws Exception {
+    int port = echoServer(vertx);
+    // One connection, one request in flight: a round trip per request, far below a million a second.
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "--rate", "1000000", "-d", "1"), err());
+    assertTrue(err().contains("warning: --rate 1000000/s was not reached: "), err());
+    err.reset();
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "--rate", "20", "-d", "1.5", "-w", "0.5"), err());
+    assertFalse(err().contains("warning"), err());
+  }
+
+  @Test
+  void tlsWithTheClientsTrustOptions(Vertx vertx) throws Exception {
+    io.vertx.core.net.SelfSignedCertificate certificate = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    try {
+      int port = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+          .setTls(new io.frameecho.server.TlsOptions().setCertPath(certificate.certificatePath()).setKeyPath(certificate.privateKeyPath())))
+        .listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+      Path json = dir.resolve("tls.json");
+      assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "--requests", "200", "--verify", "--tls",
+        "--trust", certificate.certificatePath(), "--no-verify-host", "--json", json.toString()), out + err());
+      JsonObject result = new JsonObject(Files.readString(json));
+      assertEquals(200, result.getLong("requests"));
+      assertEquals(true, result.getBoolean("tls"));
+      // Without trusting the certificate, the handshake fails: connection failures, not errors.
+      assertEquals(1, run("--port", String.valueOf(port), "-c", "2", "--requests", "10", "--tls", "--json", json.toString()));
+      result = new JsonObject(Files.readString(json));
+      assertEquals(2, result.getLong("connectionFailures"));
+      assertEquals(0, result.getLong("errors"));
+    } finally {
+      certificate.delete();
+    }
+  }
+
+  @Test
+  void reportFitsAndCarriesLegendDateVersionAndCommand(Vertx vertx) throws Exception {
+    int port = echoServer(vertx);
+    Path html = dir.resolve("page.html");
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "1", "--requests", "200", "--label", "legend me", "--report", html.toString()));
+    String page = Files.readString(html);
+    assertTrue(page.contains("svg{max-width:100%"), "the chart scales down to the window");
+    assertTrue(page.matches("(?s).*<svg.*<text[^>]*>legend me</text>.*</svg>.*"), "the legend is in the chart");
+    assertTrue(page.contains("<th>mis&shy;matches</th>") && page.contains("<th>connection failures</th>"));
+    assertTrue(page.contains("java -jar frame-echo.jar bench --port " + port + " -c 1 --requests 200"), page);
+    assertTrue(page.contains("Generated ") && page.contains(" by frame-echo "), page);
+  }
+
+  private static int closedPort() throws Exception {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
 }

@@ -91,4 +91,56 @@ class EnvironmentConfigTest {
     assertEquals("{}", Main.confArgument(new String[] {"--conf={}"}));
     assertEquals(null, Main.confArgument(new String[] {"-cluster"}));
   }
+
+  @Test
+  void aConfFileThatIsNotThereIsSaidSo() {
+    assertEquals("-conf conf/nonexistent.json: the file does not exist (give a file or an inline JSON object)",
+      assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.effective("conf/nonexistent.json", Map.of())).getMessage());
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.effective(dir.toString(), Map.of()))
+      .getMessage().endsWith("not a regular file"));
+    assertTrue(assertThrows(IllegalArgumentException.class, () -> EnvironmentConfig.effective("{\"port\":", Map.of()))
+      .getMessage().startsWith("-conf: not a JSON object"));
+  }
+
+  @Test
+  void debugAndLoggingVariablesAreNotSettings() {
+    assertEquals(new JsonObject(), EnvironmentConfig.fromEnvironment(Map.of("FRAME_ECHO_DEBUG", "1", "FRAME_ECHO_LOG_FORMAT", "json")));
+  }
+
+  @Test
+  void loggingVariablesAreCheckedIgnoringCase() {
+    assertEquals(Map.of("FRAME_ECHO_LOG_LEVEL", "DEBUG", "FRAME_ECHO_LOG_FORMAT", "json"),
+      LogSettings.check(Map.of("FRAME_ECHO_LOG_LEVEL", "debug", "FRAME_ECHO_LOG_FORMAT", "JSON")));
+    assertEquals(Map.of(), LogSettings.check(Map.of()));
+    assertEquals("FRAME_ECHO_LOG_LEVEL: \"VERBOSE\" is not a level; use one of TRACE, DEBUG, INFO, WARN, ERROR, OFF (default INFO)",
+      assertThrows(IllegalArgumentException.class, () -> LogSettings.check(Map.of("FRAME_ECHO_LOG_LEVEL", "VERBOSE"))).getMessage());
+    assertEquals("FRAME_ECHO_LOG_FORMAT: \"logfmt\" is not a log format; use one of text, json (default text)",
+      assertThrows(IllegalArgumentException.class, () -> LogSettings.check(Map.of("FRAME_ECHO_LOG_FORMAT", "logfmt"))).getMessage());
+  }
+
+  @Test
+  void unknownSubcommandsAndVerticlesAreNamed() {
+    assertEquals("unknown subcommand 'clinet' (did you mean 'client'?); subcommands: client, bench, check-config; run --help for usage",
+      Main.unknownVerticle("clinet"));
+    assertTrue(Main.unknownVerticle("frobnicate").startsWith("unknown subcommand 'frobnicate'; subcommands:"));
+    assertTrue(Main.unknownVerticle("io.frameecho.Nope").startsWith("no verticle class io.frameecho.Nope"));
+    assertEquals(null, Main.unknownVerticle("io.frameecho.example.UpperCaseConsumer"));
+  }
+
+  @Test
+  void addressesSayWhenTheyMeanEveryInterface() {
+    assertEquals("0.0.0.0:1234 (all interfaces)", Main.where("0.0.0.0", 1234));
+    assertEquals("[::]:1234 (all interfaces)", Main.where("::", 1234));
+    assertEquals("127.0.0.1:9464", Main.where("127.0.0.1", 9464));
+  }
+
+  @Test
+  void launcherArgumentsTheLauncherWouldRefuseAreOneLine() {
+    assertEquals(null, Main.launcherArgumentProblem(new String[] {"-conf", "c.json", "-instances", "2", "-cluster",
+      "-options={\"haEnabled\":true}", "--deployment-options", "{}", "-Conf", "x"}));
+    assertEquals(null, Main.launcherArgumentProblem(new String[] {"io.frameecho.example.UpperCaseConsumer", "-cluster"}));
+    assertTrue(Main.launcherArgumentProblem(new String[] {"-conff", "x.json"}).startsWith("unknown option '-conff' (did you mean '-conf'?)"));
+    assertEquals("-conf needs a value; run --help for usage", Main.launcherArgumentProblem(new String[] {"-conf"}));
+    assertTrue(Main.launcherArgumentProblem(new String[] {"-conf", "a.json", "b.json"}).startsWith("unexpected argument 'b.json'"));
+  }
 }

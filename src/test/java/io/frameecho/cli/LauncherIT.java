@@ -19,6 +19,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -188,18 +189,145 @@ class LauncherIT {
     assertTrue(String.join("\n", log).contains("FRAME_ECHO_PORT: \"http\" is not an integer"), String.join("\n", log));
   }
 
+  /** What a finished run of the jar printed, and its exit status. */
+  private record Finished(int status, String out, List<String> errLines) {
+    String err() {
+      return String.join("\n", errLines);
+    }
+  }
+
+  /** Runs the jar to its end (bounded), its output in files so that neither stream can fill up and block it. */
+  private static Finished runToEnd(java.util.Map<String, String> env, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", JAR.toString()));
+    command.addAll(List.of(args));
+    Path out = Files.createTempFile("frame-echo-out", ".txt");
+    Path err = Files.createTempFile("frame-echo-err", ".txt");
+    try {
+      ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+      builder.environment().keySet().removeIf(name -> name.startsWith("FRAME_ECHO_"));
+      builder.environment().putAll(env);
+      Process p = builder.start();
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("the jar did not exit within 60 s: " + command);
+      }
+      List<String> errLines = Files.readAllLines(err).stream().filter(line -> !line.isBlank()).toList();
+      return new Finished(p.exitValue(), Files.readString(out), errLines);
+    } finally {
+      Files.deleteIfExists(out);
+      Files.deleteIfExists(err);
+    }
+  }
+
+  private static Finished runToEnd(String... args) throws Exception {
+    return runToEnd(java.util.Map.of(), args);
+  }
+
+  /** A mistake ends with exactly one line on stderr, starting with frame-echo and containing {@code expected}, and no stack trace. */
+  private static void assertOneLine(Finished run, int status, String expected) {
+    assertEquals(status, run.status(), run.err());
+    assertEquals(1, run.errLines().size(), "exactly one line:\n" + run.err());
+    assertTrue(run.errLines().get(0).startsWith("frame-echo"), run.err());
+    assertTrue(run.errLines().get(0).contains(expected), run.err());
+  }
+
   @Test
-  void badConfigurationStopsTheLauncherWithTheKeyAndReason() throws Exception {
+  void badConfigurationIsOneLineNamingTheKeyAndExitsWith1() throws Exception {
+    assertOneLine(runToEnd("-conf", "{\"port\":70000}"), 1, "frame-echo: invalid configuration: port: 70000 is out of range");
+    assertOneLine(runToEnd("-conf", "{\"port\":\"abc\"}"), 1, "port: expected an integer but got the string \"abc\"");
+    assertOneLine(runToEnd("-conf", "conf/nonexistent.json"), 1, "-conf conf/nonexistent.json: the file does not exist");
+    assertOneLine(runToEnd(java.util.Map.of("FRAME_ECHO_PORT", "http")), 1, "FRAME_ECHO_PORT: \"http\" is not an integer");
+  }
+
+  @Test
+  void debugSwitchAddsTheStackTrace() throws Exception {
+    Finished run = runToEnd(java.util.Map.of("FRAME_ECHO_DEBUG", "1"), "-conf", "{\"port\":70000}");
+    assertEquals(1, run.status());
+    assertTrue(run.err().contains("port: 70000 is out of range") && run.err().contains("\tat io.frameecho."), run.err());
+  }
+
+  @Test
+  void portInUseIsOneLineNamingTheAddressAndExitsWith15() throws Exception {
+    try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      assertOneLine(runToEnd("-conf", "{\"host\":\"127.0.0.1\",\"port\":" + port + "}"), 15,
+        "frame-echo: could not start: cannot listen on 127.0.0.1:" + port + ": Address already in use");
+    }
+  }
+
+  @Test
+  void badLoggingVariablesAreRefusedWithTheAllowedValues() throws Exception {
+    assertOneLine(runToEnd(java.util.Map.of("FRAME_ECHO_LOG_FORMAT", "xml")), 1,
+      "frame-echo: FRAME_ECHO_LOG_FORMAT: \"xml\" is not a log format; use one of text, json");
+    assertOneLine(runToEnd(java.util.Map.of("FRAME_ECHO_LOG_LEVEL", "VERBOSE"), "client", "x"), 1,
+      "frame-echo: FRAME_ECHO_LOG_LEVEL: \"VERBOSE\" is not a level; use one of TRACE, DEBUG, INFO, WARN, ERROR, OFF");
+  }
+
+  @Test
+  void logFormatIgnoresCaseAndLogsJson() throws Exception {
+    String line = nextStartupLine(start(java.util.Map.of("FRAME_ECHO_LOG_FORMAT", "JSON"), new ArrayList<>(),
+      "-conf", "{\"host\":\"127.0.0.1\",\"port\":0}"));
+    assertTrue(line.startsWith("{") && line.contains("\"level\":\"INFO\""), line);
+  }
+
+  @Test
+  void mistypedSubcommandIsOneLineAndExitsWith2() throws Exception {
+    assertOneLine(runToEnd("clinet"), 2, "frame-echo: unknown subcommand 'clinet' (did you mean 'client'?)");
+    assertOneLine(runToEnd("io.frameecho.NoSuchVerticle"), 2, "no verticle class io.frameecho.NoSuchVerticle");
+    assertOneLine(runToEnd("-conff", "x.json"), 2, "frame-echo: unknown option '-conff' (did you mean '-conf'?)");
+    assertOneLine(runToEnd("bench", "--duration", "3", "--warmup", "3"), 2, "frame-echo bench: --warmup (3.0 s) must be shorter");
+  }
+
+  @Test
+  void versionOnTheJarAndEachSubcommand() throws Exception {
+    for (String[] args : new String[][] {{"--version"}, {"-V"}, {"client", "-V"}, {"bench", "--version"}}) {
+      Finished run = runToEnd(args);
+      assertEquals(0, run.status(), run.err());
+      String[] lines = run.out().split("\n");
+      assertTrue(lines[0].matches("frame-echo \\d+\\.\\d+\\.\\d+.*"), run.out());
+      assertTrue(lines[1].matches("Vert\\.x 5\\.\\d+\\.\\d+.*"), run.out());
+      assertTrue(lines[2].startsWith("Java "), run.out());
+    }
+  }
+
+  @Test
+  void helpIsFrameEchosOwnFirst() throws Exception {
+    for (String arg : new String[] {"-h", "--help", "help"}) {
+      Finished run = runToEnd(arg);
+      assertEquals(0, run.status(), run.err());
+      assertTrue(run.out().startsWith("frame-echo "), run.out());
+      for (String expected : new String[] {"client", "bench", "check-config", "-conf", "-instances", "FRAME_ECHO_PORT",
+          "FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_DEBUG", "port 1234", "--launcher-help", "Exit status"}) {
+        assertTrue(run.out().contains(expected), expected + " in\n" + run.out());
+      }
+      assertFalse(run.out().contains("\u001b["), "no ANSI escapes");
+    }
+  }
+
+  @Test
+  void checkConfigValidatesWithoutBinding() throws Exception {
+    Finished ok = runToEnd("check-config", "-conf", "conf/config.json");
+    assertEquals(0, ok.status(), ok.err());
+    assertTrue(ok.out().contains("configuration is valid: frame port 0.0.0.0:1234 (all interfaces), metrics off"), ok.out());
+    Finished fromEnv = runToEnd(java.util.Map.of("FRAME_ECHO_METRICS_ENABLED", "true"), "check-config");
+    assertTrue(fromEnv.out().contains("metrics on http://127.0.0.1:9464/metrics"), fromEnv.out());
+    assertOneLine(runToEnd("check-config", "-conf", "{\"handler\":{\"type\":\"nope\"}}"), 1, "handler.type");
+    assertOneLine(runToEnd("check-config", "-conf", "{\"tls\":{\"certPath\":\"no.pem\",\"keyPath\":\"no-key.pem\"}}"), 1,
+      "tls.certPath: no.pem does not exist");
+  }
+
+  @Test
+  void startupLinesSayWhereTheServerAndMetricsListen() throws Exception {
     List<String> log = new ArrayList<>();
-    BlockingQueue<String> lines = start(log, "-conf", "{\"port\":70000}");
-    String line;
+    BlockingQueue<String> lines = start(java.util.Map.of("FRAME_ECHO_METRICS_ENABLED", "true", "FRAME_ECHO_METRICS_PORT", "0"), log,
+      "-conf", "{\"host\":\"127.0.0.1\",\"port\":0}");
+    assertFalse(nextStartupLine(lines).contains("(all interfaces)"), "127.0.0.1 is one interface");
+    String metrics;
     do {
-      line = lines.poll(30, TimeUnit.SECONDS);
-      assertNotNull(line, "the launcher neither failed nor exited");
-    } while (!line.equals("<eof>"));
-    Process p = processes.get(0);
-    assertTrue(p.waitFor(20, TimeUnit.SECONDS));
-    assertNotEquals(0, p.exitValue());
-    assertTrue(String.join("\n", log).contains("port: 70000 is out of range"), String.join("\n", log));
+      metrics = lines.poll(30, TimeUnit.SECONDS);
+      assertNotNull(metrics, "no metrics line within 30 s");
+      assertNotEquals("<eof>", metrics);
+    } while (!metrics.contains("frame-echo metrics on"));
+    assertTrue(metrics.matches(".*frame-echo metrics on http://127\\.0\\.0\\.1:\\d+/metrics, health on /health/live and /health/ready"), metrics);
   }
 }

@@ -2,6 +2,7 @@ package io.frameecho.ops;
 
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.FrameEchoVerticle;
+import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -37,6 +38,8 @@ class MetricsTest {
 
   private Vertx vertx;
   private HttpClient http;
+  /** Loggers whose expected WARN lines a test keeps out of the build's output; detached after it. */
+  private final List<LogCapture> captures = new ArrayList<>();
 
   @BeforeEach
   void startVertx() {
@@ -48,6 +51,7 @@ class MetricsTest {
   @AfterEach
   void stopVertx() throws Exception {
     await(vertx.close());
+    captures.forEach(LogCapture::close);
   }
 
   private static <T> T await(Future<T> future) throws Exception {
@@ -85,6 +89,10 @@ class MetricsTest {
   void countsWhatHappened() throws Exception {
     FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 3).put("frameTimeoutMs", 300));
     int port = verticle.actualPort();
+    // The protocol error and the turned-away connections below are meant: their WARN lines are captured.
+    LogCapture connectionLog = LogCapture.named("io.frameecho.server.impl.Connection");
+    captures.add(connectionLog);
+    captures.add(LogCapture.named("io.frameecho.server.impl.ConnectionLimits"));
     int requests = 10;
     int size = 100_000;
 
@@ -98,6 +106,7 @@ class MetricsTest {
     // One protocol error, one frame that never completes.
     RawConnection bad = await(RawConnection.open(vertx, port));
     await(bad.write(Buffer.buffer().appendIntLE(-1)).compose(v -> bad.closed()));
+    await(connectionLog.await(ch.qos.logback.classic.Level.WARN, "protocol error: frame length 4294967295 exceeds maxFrameSize"));
     RawConnection slow = await(RawConnection.open(vertx, port));
     await(slow.write(Buffer.buffer(new byte[] {1, 0})).compose(v -> slow.closed()));
     // Three more while the first is open: maxConnections is 3, so... all three fit (the other two are gone)

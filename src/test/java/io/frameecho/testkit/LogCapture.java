@@ -31,9 +31,16 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
   private final List<CountWatch> countWatches = new ArrayList<>();
 
   private LogCapture(Class<?> source) {
-    logger = (Logger) LoggerFactory.getLogger(source);
+    this((Logger) LoggerFactory.getLogger(source), Level.DEBUG);
+  }
+
+  /** @param level the level to capture from, or null to keep the logger's own */
+  private LogCapture(Logger logger, Level level) {
+    this.logger = logger;
     previousLevel = logger.getLevel();
-    logger.setLevel(Level.DEBUG);
+    if (level != null) {
+      logger.setLevel(level);
+    }
     // Captured lines stay out of the console; other loggers still print there.
     logger.setAdditive(false);
     start();
@@ -42,6 +49,11 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
 
   public static LogCapture of(Class<?> source) {
     return new LogCapture(source);
+  }
+
+  /** Captures a logger (and the loggers under it) by name, at the level it already has. */
+  public static LogCapture named(String name) {
+    return new LogCapture((Logger) LoggerFactory.getLogger(name), null);
   }
 
   @Override

@@ -251,10 +251,16 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     if (!stopping) {
-      // The server closed a connection the run still needed.
-      stats.errors.increment();
-      stats.noteError("connection " + id + ": closed by the server with " + inFlight + " requests in flight");
       stopping = true;
+      if (bodyRemaining < 0 && !splitHeader.isReadable()) {
+        // A FIN after whole responses: the server ended the connection cleanly (a shutdown, a restart, a
+        // timeout). Not an error, but the requests still in flight went unanswered.
+        stats.serverCloses.increment();
+        stats.unanswered.add(inFlight);
+      } else {
+        stats.errors.increment();
+        stats.noteError("connection " + id + ": closed by the server inside a response, with " + inFlight + " requests in flight");
+      }
     }
   }
 

@@ -15,6 +15,7 @@ import java.util.Locale;
  */
 public record BenchResult(BenchSettings settings, long requests, double elapsedSeconds, long bytesSent,
                           long bytesReceived, long errors, long mismatches, long connectionFailures,
+                          long serverCloses, long unanswered,
                           Histogram latencyNanos, double clientCpuSeconds, String firstError) {
 
   public double requestsPerSecond() {
@@ -43,7 +44,10 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
     return requests > 0 ? clientCpuSeconds * 1e6 / requests : 0;
   }
 
-  /** True when the run should make the command fail: connections refused, wrong echoes, dropped connections. */
+  /**
+   * True when the run should make the command fail: connections refused, wrong echoes, connections dropped
+   * or reset. A clean close by the server (a FIN after whole responses) is reported, not a failure.
+   */
   public boolean failed() {
     return connectionFailures > 0 || mismatches > 0 || errors > 0;
   }
@@ -81,6 +85,8 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
       .put("errors", errors)
       .put("mismatches", mismatches)
       .put("connectionFailures", connectionFailures)
+      .put("serverCloses", serverCloses)
+      .put("unanswered", unanswered)
       .put("latencyMicros", latency)
       .put("clientCpuSeconds", round(clientCpuSeconds))
       .put("clientCpuMicrosPerRequest", round(clientCpuMicrosPerRequest()))
@@ -101,6 +107,10 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
     out.printf(Locale.ROOT, "latency (us):    p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
       latencyMicros(50), latencyMicros(90), latencyMicros(99), latencyMicros(99.9), maxLatencyMicros());
     out.printf(Locale.ROOT, "failures:        %d connection failures, %d errors, %d mismatches%n", connectionFailures, errors, mismatches);
+    if (serverCloses > 0) {
+      out.printf(Locale.ROOT, "closed by server: %d connections ended cleanly (a FIN after whole responses), %d requests unanswered%n",
+        serverCloses, unanswered);
+    }
     if (firstError != null) {
       out.printf(Locale.ROOT, "first error:     %s%n", firstError);
     }

@@ -69,7 +69,7 @@ public final class LoadGenerator {
     try {
       connect(group, stats, budget, template, connections, channels);
       if (channels.isEmpty()) {
-        return new BenchResult(settings, 0, 0, 0, 0, 0, 0, stats.connectionFailures.sum(),
+        return new BenchResult(settings, 0, 0, 0, 0, 0, 0, stats.connectionFailures.sum(), 0, 0,
           new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3), 0,
           stats.firstError() != null ? stats.firstError() : "no connection could be opened");
       }
@@ -230,7 +230,7 @@ public final class LoadGenerator {
     // then describe the same requests (a counter read a moment apart from the histogram's snapshot would not).
     return new BenchResult(settings, measured.getTotalCount(), (end - measureStart) / 1e9,
       sent - sentAtStart, received - receivedAtStart, stats.errors.sum(), stats.mismatches.sum(),
-      stats.connectionFailures.sum(), measured, (cpuAtEnd - cpuAtStart) / 1e9, stats.firstError());
+      stats.connectionFailures.sum(), stats.serverCloses.sum(), stats.unanswered.sum(), measured, (cpuAtEnd - cpuAtStart) / 1e9, stats.firstError());
   }
 
   /** Waits until every channel is closed (true) or the time is up (false). */

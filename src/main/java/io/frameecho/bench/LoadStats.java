@@ -16,6 +16,10 @@ final class LoadStats {
   final LongAdder bytesSent = new LongAdder();
   final LongAdder bytesReceived = new LongAdder();
   final LongAdder errors = new LongAdder();
+  /** Connections the server ended cleanly: a FIN after whole responses (a restart, a shutdown, a timeout). */
+  final LongAdder serverCloses = new LongAdder();
+  /** Requests in flight on those connections, never answered. */
+  final LongAdder unanswered = new LongAdder();
   final LongAdder mismatches = new LongAdder();
   final LongAdder connectionFailures = new LongAdder();
 

@@ -130,6 +130,25 @@ class BenchCommandTest {
     assertEquals(20, result.getLong("mismatches"));
   }
 
+  /**
+   * A server that ends every connection cleanly after 300 answers (its handler fails; the server writes the
+   * earlier answers, then a FIN): the run reports the clean closes apart from errors, and does not fail.
+   */
+  @Test
+  void aCleanCloseByTheServerIsReportedApartFromErrors(Vertx vertx) throws Exception {
+    AtomicInteger count = new AtomicInteger();
+    int port = server(vertx, request -> count.incrementAndGet() > 300
+      ? Future.failedFuture(new IllegalStateException("closing time")) : Future.succeededFuture(request));
+    Path json = dir.resolve("closed.json");
+    assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "-P", "4", "-d", "10", "-w", "0", "--json", json.toString()));
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(2, result.getLong("serverCloses"), result.encode());
+    assertEquals(0, result.getLong("errors"), result.encode());
+    assertTrue(result.getLong("unanswered") >= 2, result.encode());
+    assertTrue(out.toString(StandardCharsets.UTF_8).contains("closed by server: 2 connections ended cleanly"),
+      out.toString(StandardCharsets.UTF_8));
+  }
+
   @Test
   void refusedConnectionsAreCountedAndFailTheRun(Vertx vertx) throws Exception {
     int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")

@@ -38,16 +38,23 @@ class EmbeddingTest {
       .map(id -> first[0].actualPort());
   }
 
-  /** Opens {@code n} connections one after another, keeping each open, and says which of them were answered. */
+  /**
+   * Opens {@code n} connections one after another, keeping each open, and says which were answered; each is
+   * tried before the next opens, so the order of accepts is the order of opening.
+   */
   private static Future<List<Boolean>> openAndServe(Vertx vertx, int port, int n, List<RawConnection> opened) {
+    List<Boolean> served = new ArrayList<>();
     Future<Void> chain = Future.succeededFuture();
     for (int i = 0; i < n; i++) {
-      chain = chain.compose(v -> RawConnection.open(vertx, port)).map(c -> {
+      chain = chain.compose(v -> RawConnection.open(vertx, port)).compose(c -> {
         opened.add(c);
-        return null;
+        return HostileClientTest.tryServe(c).map(ok -> {
+          served.add(ok);
+          return null;
+        });
       });
     }
-    return chain.compose(v -> HostileClientTest.servedInTurn(List.copyOf(opened.subList(opened.size() - n, opened.size()))));
+    return chain.map(v -> served);
   }
 
   @Test

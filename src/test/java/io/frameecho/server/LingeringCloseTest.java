@@ -215,6 +215,41 @@ class LingeringCloseTest {
     }
   }
 
+  /**
+   * A client that reads a 4 MiB response slowly but steadily (about 1.6 MB/s, so well past
+   * writeStallTimeoutMs) is not a stalled client: it keeps its connection and gets every byte.
+   */
+  @Test
+  void aSlowButSteadyReaderIsNotCutByTheWriteStallTimeout(Vertx vertx) throws Exception {
+    // Small socket buffers on both sides, so that the response waits in the server's write queue.
+    int port = deploy(vertx, new JsonObject().put("writeStallTimeoutMs", 1000)
+      .put("netServerOptions", new JsonObject().put("sendBufferSize", 64 << 10)), null);
+    byte[] payload = new byte[4 << 20];
+    new Random(5).nextBytes(payload);
+    try (Socket socket = new Socket()) {
+      socket.setReceiveBufferSize(64 << 10);
+      socket.connect(new java.net.InetSocketAddress("127.0.0.1", port), SOCKET_TIMEOUT_MS);
+      socket.setSoTimeout(SOCKET_TIMEOUT_MS);
+      CompletableFuture<Void> sending = sendInBackground(socket, frame(payload).getBytes());
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      byte[] response = new byte[4 + payload.length];
+      long started = System.nanoTime();
+      for (int at = 0; at < response.length; ) {
+        int n = in.read(response, at, Math.min(32 << 10, response.length - at));
+        assertTrue(n > 0, "the server ended the connection after " + at + " bytes");
+        at += n;
+        // The client's own pace: this is the slowness under test, not a wait for the server.
+        TimeUnit.MILLISECONDS.sleep(20);
+      }
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      assertTrue(tookMs > 1500, "read too fast to test anything: " + tookMs + " ms");
+      assertArrayEquals(payload, Arrays.copyOfRange(response, 4, response.length));
+      sending.get(10, TimeUnit.SECONDS);
+      socket.getOutputStream().write(frame(bytes("still here")).getBytes());
+      assertArrayEquals(bytes("still here"), readFrame(socket));
+    }
+  }
+
   /** A client that writes numbered 64-byte frames without pause and checks each response in order. */
   private static final class PipeliningClient {
     final int id;

@@ -5,6 +5,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
@@ -47,7 +48,8 @@ import java.util.concurrent.TimeUnit;
  *   <li><b>demand</b> (the channel's {@code autoRead}): paused through the socket, Vert.x keeps reading into
  *   a queue of its own, which it does not release when the connection closes;</li>
  *   <li><b>byte-based writability</b> (the channel's water marks): Vert.x's {@code writeQueueFull()}
- *   counts messages, whatever their size;</li>
+ *   counts messages, whatever their size; and the bytes still queued, to tell a slow reader from a
+ *   stalled one;</li>
  *   <li><b>half-closure</b> ({@code ALLOW_HALF_CLOSURE} and the input-shutdown event): Netty otherwise
  *   closes a connection whose client shut down its sending side, before its responses are written;</li>
  *   <li><b>a close that does not flush</b> (the Vert.x handler's own context): a client that does not read
@@ -162,6 +164,16 @@ public final class ChannelAdapter {
   /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait. */
   boolean writeQueueFull() {
     return !channel.isWritable() || socket.writeQueueFull();
+  }
+
+  /**
+   * Bytes queued in the channel and not yet taken by the kernel: falls while the client reads, however
+   * slowly. Netty counts a message as pending until it is written whole, so the part of the current one
+   * already written is taken off.
+   */
+  long pendingWriteBytes() {
+    ChannelOutboundBuffer outbound = channel.unsafe().outboundBuffer();
+    return outbound == null ? 0 : outbound.totalPendingWriteBytes() - outbound.currentProgress();
   }
 
   /** Queues {@code bytes} (released once written); the future tells whether they were. */

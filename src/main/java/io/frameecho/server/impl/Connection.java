@@ -201,6 +201,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
 
   @Override
   public void paused(ReadGate.Reason reason) {
+    timers.readingPaused();
     if (reason == ReadGate.Reason.WRITE_QUEUE_FULL) {
       timers.writeWaiting();
     }
@@ -208,6 +209,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
 
   @Override
   public void opened() {
+    timers.readingResumed();
     endIfInputDone();
   }
 
@@ -267,8 +269,13 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   }
 
   @Override
+  public long pendingWriteBytes() {
+    return channel.pendingWriteBytes();
+  }
+
+  @Override
   public void writeStalled() {
-    log.info("{} closing: responses not read for {} ms (writeStallTimeoutMs)", remote(), timers.writeStallTimeoutMs());
+    log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote(), timers.writeStallTimeoutMs());
     if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
       closeReason = CloseReason.WRITE_STALL;
     }

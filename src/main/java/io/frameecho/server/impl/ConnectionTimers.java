@@ -36,6 +36,9 @@ final class ConnectionTimers {
 
     /** Whether the write stall is still there: the write queue is full, or the close has not flushed. */
     boolean stillStalled();
+
+    /** Response bytes queued and not yet taken by the client. */
+    long pendingWriteBytes();
   }
 
   private final Vertx vertx;
@@ -46,6 +49,11 @@ final class ConnectionTimers {
 
   private long lastRequestNanos;
   private long frameStartedNanos;
+  /** Time the server itself kept reading paused since the current frame started (not the client's slowness). */
+  private long frameNanosPaused;
+  private long pausedSinceNanos = -1;
+  /** Response bytes pending when the write-stall clock was last armed: fewer since means progress. */
+  private long pendingAtWriteCheck;
   private long idleTimer = -1;
   private long frameTimer = -1;
   private long writeTimer = -1;
@@ -76,15 +84,34 @@ final class ConnectionTimers {
   void frameStarted() {
     if (frameTimeoutMs > 0) {
       frameStartedNanos = System.nanoTime();
+      frameNanosPaused = 0;
+      if (pausedSinceNanos >= 0) {
+        pausedSinceNanos = frameStartedNanos;
+      }
       if (frameTimer < 0) {
         frameTimer = vertx.setTimer(frameTimeoutMs, this::onFrameTimer);
       }
     }
   }
 
+  /** The server paused reading: until it resumes, the frame clock does not run against the client. */
+  void readingPaused() {
+    if (pausedSinceNanos < 0) {
+      pausedSinceNanos = System.nanoTime();
+    }
+  }
+
+  void readingResumed() {
+    if (pausedSinceNanos >= 0) {
+      frameNanosPaused += System.nanoTime() - pausedSinceNanos;
+      pausedSinceNanos = -1;
+    }
+  }
+
   /** The write queue is full, or a close waits to flush: the write-stall clock starts, unless running. */
   void writeWaiting() {
     if (writeTimer < 0 && writeStallTimeoutMs > 0) {
+      pendingAtWriteCheck = owner.pendingWriteBytes();
       writeTimer = vertx.setTimer(writeStallTimeoutMs, this::onWriteStall);
     }
   }
@@ -116,12 +143,10 @@ final class ConnectionTimers {
     if (owner.closing() || !owner.insideFrame()) {
       return;
     }
-    if (owner.readingPaused()) {
-      // Not reading is the server's choice, not the client's slowness.
-      frameTimer = vertx.setTimer(frameTimeoutMs, this::onFrameTimer);
-      return;
-    }
-    long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - frameStartedNanos);
+    long now = System.nanoTime();
+    // Time the server kept reading paused is its own choice, not the client's slowness: it does not count.
+    long paused = frameNanosPaused + (pausedSinceNanos >= 0 ? now - pausedSinceNanos : 0);
+    long elapsedMs = TimeUnit.NANOSECONDS.toMillis(now - frameStartedNanos - paused);
     if (elapsedMs < frameTimeoutMs) {
       frameTimer = vertx.setTimer(frameTimeoutMs - elapsedMs, this::onFrameTimer);
       return;
@@ -129,11 +154,19 @@ final class ConnectionTimers {
     owner.frameTimedOut(elapsedMs);
   }
 
+  /** A stall is no progress: a client that reads, however slowly, keeps its connection. */
   private void onWriteStall(long id) {
     writeTimer = -1;
-    if (owner.stillStalled()) {
-      owner.writeStalled();
+    if (!owner.stillStalled()) {
+      return;
     }
+    long pending = owner.pendingWriteBytes();
+    if (pending < pendingAtWriteCheck) {
+      pendingAtWriteCheck = pending;
+      writeTimer = vertx.setTimer(writeStallTimeoutMs, this::onWriteStall);
+      return;
+    }
+    owner.writeStalled();
   }
 
   long writeStallTimeoutMs() {

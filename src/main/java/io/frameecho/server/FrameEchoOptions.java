@@ -27,6 +27,11 @@ public class FrameEchoOptions {
   public static final int DEFAULT_MAX_CONNECTIONS_PER_IP = 0;
   /** 0 = automatic: a quarter of the JVM's maximum heap. */
   public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
+  /**
+   * While connections wait for the buffer budget, a connection whose incomplete frame makes no progress
+   * this long (while the server lets it read) is evicted, the largest first.
+   */
+  public static final long DEFAULT_BUDGET_GRACE_MS = 1_000;
   /** Off, like Redis's {@code timeout 0}: pooled client connections are normally idle for long. */
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
   /** A started frame must be complete within this: the defence against clients that trickle bytes. */
@@ -59,6 +64,7 @@ public class FrameEchoOptions {
     OptionKey.integer("maxConnections", FrameEchoOptions::getMaxConnections, FrameEchoOptions::setMaxConnections),
     OptionKey.integer("maxConnectionsPerIp", FrameEchoOptions::getMaxConnectionsPerIp, FrameEchoOptions::setMaxConnectionsPerIp),
     OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
+    OptionKey.longInteger("budgetGraceMs", FrameEchoOptions::getBudgetGraceMs, FrameEchoOptions::setBudgetGraceMs),
     OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
     OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
     OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
@@ -84,6 +90,7 @@ public class FrameEchoOptions {
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
   private int maxConnectionsPerIp = DEFAULT_MAX_CONNECTIONS_PER_IP;
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+  private long budgetGraceMs = DEFAULT_BUDGET_GRACE_MS;
   private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
   private long frameTimeoutMs = DEFAULT_FRAME_TIMEOUT_MS;
   private long writeStallTimeoutMs = DEFAULT_WRITE_STALL_TIMEOUT_MS;
@@ -321,6 +328,21 @@ public class FrameEchoOptions {
       throw new IllegalArgumentException("transport: \"" + transport + "\" is not one of " + String.join(", ", TRANSPORTS));
     }
     this.transport = transport;
+    return this;
+  }
+
+  public long getBudgetGraceMs() {
+    return budgetGraceMs;
+  }
+
+  /**
+   * While connections wait for the buffer budget ({@code maxBufferedBytes}), a connection whose incomplete
+   * frame makes no progress for this long while the server lets it read is evicted (the largest first)
+   * after its earlier responses. At least 1: eviction is how stalled frames give their bytes back.
+   */
+  public FrameEchoOptions setBudgetGraceMs(long budgetGraceMs) {
+    ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
+    this.budgetGraceMs = budgetGraceMs;
     return this;
   }
 

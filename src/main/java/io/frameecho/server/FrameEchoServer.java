@@ -85,7 +85,7 @@ public final class FrameEchoServer {
       return Future.failedFuture(e);
     }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.effectiveMaxBufferedBytes());
+      options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(limits);
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {

@@ -1,24 +1,75 @@
 package io.frameecho.server.impl;
 
-import java.util.concurrent.ConcurrentLinkedQueue;
+import io.frameecho.protocol.Frames;
+import io.vertx.core.Vertx;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The process-wide budget of bytes held in frames being read and responses being written, shared by every
- * connection on every event loop. A connection reserves a frame's length when its header arrives, before
- * the body is read; when the budget is spent it stops reading and asks to be told when bytes are released.
- * Nobody fails and nothing is lost: memory stays bounded by waiting.
+ * The process-wide budget of bytes <em>held</em>: bytes read and not yet answered (a frame being assembled,
+ * whole frames not yet handed over), requests handed to the application, and responses waiting to be
+ * written. It is shared by every connection on every event loop, so it is made of atomics; each
+ * connection deals with it through its {@link BudgetAccount}, on its own event loop.
+ * <p>
+ * Bytes are counted as they are read, never on a header's word: a header alone holds nothing. Past the
+ * limit, a connection that wants to read more stops ({@link ReadGate.Reason#OVER_BUFFER_BUDGET}) and
+ * waits. Three things keep the waiting short and free of deadlock:
+ * <ul>
+ *   <li><b>Release</b>: when bytes are released (a response written, a connection closed) and the budget
+ *   has room again, the waiting connections read again.</li>
+ *   <li><b>The completion reserve</b>: one waiting connection at a time, the one whose incomplete frame is
+ *   nearest completion, may read past the limit until that frame is complete, by up to one frame
+ *   ({@code maxFrameSize} and its header). Frames the budget holds can therefore always complete, even
+ *   when incomplete frames alone fill it.</li>
+ *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
+ *   connections whose incomplete frame has made no progress for {@code budgetGraceMs} while they were
+ *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
+ *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is.</li>
+ * </ul>
+ * Memory held is therefore at most the limit, plus one frame (the reserve), plus what reads already in
+ * flight carried past the limit before their connections paused (about one read each).
  */
 public final class BufferBudget {
 
   private final long limit;
+  /** The completion reserve: one whole frame, header included. */
+  private final long reserve;
+  private final long graceNanos;
+  private final long checkMs;
   private final AtomicLong used = new AtomicLong();
-  /** The most ever held at once; updated without a lock, so it may trail a concurrent peak by one frame. */
+  /** The part of {@link #used} in frames not handed over yet (incomplete, or held by a paused parser). */
+  private final AtomicLong unparsed = new AtomicLong();
+  /** The most ever held at once; updated without a lock, so it may trail a concurrent peak by one read. */
   private volatile long peak;
-  private final ConcurrentLinkedQueue<Runnable> waiting = new ConcurrentLinkedQueue<>();
+  /** Every open connection's account, for the eviction check. */
+  private final Set<BudgetAccount> accounts = ConcurrentHashMap.newKeySet();
+  /** Accounts paused for budget. */
+  private final Set<BudgetAccount> waiting = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger waitingCount = new AtomicInteger();
+  /** The account holding the completion reserve, or null. */
+  private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
+  private final AtomicBoolean watching = new AtomicBoolean();
 
+  /** A budget of {@code limit} bytes with the default frame size and grace. */
   public BufferBudget(long limit) {
+    this(limit, io.frameecho.server.FrameEchoOptions.DEFAULT_MAX_FRAME_SIZE,
+      io.frameecho.server.FrameEchoOptions.DEFAULT_BUDGET_GRACE_MS);
+  }
+
+  public BufferBudget(long limit, int maxFrameSize, long graceMs) {
     this.limit = limit;
+    this.reserve = (long) maxFrameSize + Frames.HEADER_SIZE;
+    this.graceNanos = TimeUnit.MILLISECONDS.toNanos(graceMs);
+    this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
   }
 
   public long limit() {
@@ -29,26 +80,30 @@ public final class BufferBudget {
     return used.get();
   }
 
-  /**
-   * Reserves {@code bytes} if they fit. A reservation larger than the whole budget still succeeds when
-   * nothing else is held, so that one frame of up to {@code maxFrameSize} can always be served.
-   */
-  public boolean tryReserve(long bytes) {
-    while (true) {
-      long now = used.get();
-      if (now > 0 && now + bytes > limit) {
-        return false;
-      }
-      if (used.compareAndSet(now, now + bytes)) {
-        notePeak(now + bytes);
-        return true;
-      }
-    }
+  public long peak() {
+    return peak;
   }
 
-  /** Counts bytes that are held whatever the budget says (responses already produced). */
+  /** Connections paused until the budget has room. */
+  public int waiting() {
+    return waitingCount.get();
+  }
+
+  // ---- counting: one atomic add per read, one per response written ----
+
+  /** Bytes just read: held from now on. */
+  void received(long bytes) {
+    notePeak(used.addAndGet(bytes));
+  }
+
+  /** Counts bytes that are held whatever the budget says (an application's response). */
   public void reserve(long bytes) {
     notePeak(used.addAndGet(bytes));
+  }
+
+  /** The bytes held in frames not handed over changed by {@code delta} (once per read, not per frame). */
+  void unparsedChanged(long delta) {
+    unparsed.addAndGet(delta);
   }
 
   private void notePeak(long now) {
@@ -57,32 +112,148 @@ public final class BufferBudget {
     }
   }
 
-  public long peak() {
-    return peak;
-  }
-
   public void release(long bytes) {
     if (bytes == 0) {
       return;
     }
-    used.addAndGet(-bytes);
-    Runnable next;
-    while ((next = waiting.poll()) != null) {
-      next.run();
+    long now = used.addAndGet(-bytes);
+    if (waitingCount.get() > 0) {
+      released(now);
     }
   }
 
+  boolean over() {
+    return used.get() > limit;
+  }
+
   /**
-   * Runs {@code retry} (on the releasing thread: it should hop to its own event loop) after the next
-   * release; a retry that still does not fit asks again.
+   * The reserve's holder stops at the limit plus one frame, but only while some of what is held is
+   * responses (which will be written and released); incomplete frames alone never stop it.
    */
-  public void whenReleased(Runnable retry) {
-    waiting.add(retry);
-    // A release may have happened between the failed reservation and this registration.
-    if (used.get() < limit) {
-      Runnable next;
-      while ((next = waiting.poll()) != null) {
-        next.run();
+  boolean overForCompletion() {
+    long now = used.get();
+    return now > limit + reserve && now - unparsed.get() > 0;
+  }
+
+  // ---- waiting ----
+
+  void register(BudgetAccount account) {
+    accounts.add(account);
+  }
+
+  void unregister(BudgetAccount account) {
+    accounts.remove(account);
+  }
+
+  /** {@code account} has paused for budget: it is woken by a release, the reserve, or an eviction. */
+  void await(BudgetAccount account, Vertx vertx) {
+    if (waiting.add(account)) {
+      waitingCount.incrementAndGet();
+    }
+    watch(vertx);
+    // A release may have happened just before the account was listed.
+    released(used.get());
+  }
+
+  /** {@code account} reads again, or closed. */
+  void leave(BudgetAccount account) {
+    if (waiting.remove(account)) {
+      waitingCount.decrementAndGet();
+    }
+  }
+
+  private void released(long now) {
+    if (now <= limit) {
+      for (BudgetAccount account : waiting) {
+        account.wakeSoon();
+      }
+    } else {
+      // The reserve's holder may be waiting at the limit plus one frame.
+      BudgetAccount holder = completing.get();
+      if (holder != null && waiting.contains(holder)) {
+        holder.wakeSoon();
+      }
+    }
+    offerReserve();
+  }
+
+  /**
+   * Gives the completion reserve, if free, to the waiting connection whose incomplete frame is nearest
+   * completion; while responses are held (they will be released), only if the frame fits within the
+   * limit plus one frame.
+   */
+  private void offerReserve() {
+    if (completing.get() != null) {
+      return;
+    }
+    BudgetAccount nearest = null;
+    long nearestRemaining = Long.MAX_VALUE;
+    for (BudgetAccount account : waiting) {
+      if (account.unparsedBytes() > 0) {
+        long remaining = account.remainingBytes();
+        if (remaining < nearestRemaining) {
+          nearest = account;
+          nearestRemaining = remaining;
+        }
+      }
+    }
+    if (nearest == null) {
+      return;
+    }
+    long now = used.get();
+    if (now + nearestRemaining > limit + reserve && now - unparsed.get() > 0) {
+      return;
+    }
+    if (completing.compareAndSet(null, nearest)) {
+      nearest.reserveGranted();
+    }
+  }
+
+  /** {@code account}'s frame completed, or it no longer wants the reserve: the next may have it. */
+  void returnReserve(BudgetAccount account) {
+    if (completing.compareAndSet(account, null)) {
+      offerReserve();
+    }
+  }
+
+  // ---- eviction ----
+
+  private void watch(Vertx vertx) {
+    if (watching.compareAndSet(false, true)) {
+      vertx.setPeriodic(checkMs, id -> check(vertx, id));
+    }
+  }
+
+  /** While anyone waits: evicts stalled holders, largest first, until the budget is under its limit. */
+  private synchronized void check(Vertx vertx, long timerId) {
+    if (waitingCount.get() == 0) {
+      vertx.cancelTimer(timerId);
+      watching.set(false);
+      if (waitingCount.get() > 0) {
+        watch(vertx);
+      }
+      return;
+    }
+    offerReserve();
+    long now = System.nanoTime();
+    List<BudgetAccount> stalled = new ArrayList<>();
+    for (BudgetAccount account : accounts) {
+      if (account.observe(now) && now - account.progressSeenNanos >= graceNanos) {
+        stalled.add(account);
+      }
+    }
+    if (stalled.isEmpty()) {
+      return;
+    }
+    stalled.sort(Comparator.comparingLong(BudgetAccount::unparsedBytes).reversed());
+    long over = used.get() - limit;
+    BudgetAccount holder = completing.get();
+    int waiters = waitingCount.get();
+    for (BudgetAccount account : stalled) {
+      if (over > 0 || account == holder) {
+        over -= account.unparsedBytes();
+        account.evictIfStalled(account.progressSeen, TimeUnit.NANOSECONDS.toMillis(now - account.progressSeenNanos),
+          waiters, used.get(), limit);
       }
     }
   }

@@ -16,6 +16,11 @@ public enum CloseReason {
   IDLE_TIMEOUT("idle timeout"),
   /** A frame that had started was not complete within {@code frameTimeoutMs}. */
   FRAME_TIMEOUT("frame timeout"),
+  /**
+   * The buffer budget was spent and others waited, while this connection's incomplete frame made no progress
+   * for {@code budgetGraceMs}: it was evicted, the largest such first.
+   */
+  BUDGET_EVICTED("budget evicted"),
   /** Responses went unread for {@code writeStallTimeoutMs}. */
   WRITE_STALL("write stall"),
   /** The server is shutting down. */

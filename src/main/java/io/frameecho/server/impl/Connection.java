@@ -31,7 +31,7 @@ import java.nio.charset.StandardCharsets;
  * event loop, inside its context.
  */
 public final class Connection implements FrameParser.Listener, ChannelAdapter.Events, ReadGate.Listener,
-  OrderedAnswers.Listener, ConnectionTimers.Owner {
+  OrderedAnswers.Listener, ConnectionTimers.Owner, BudgetAccount.Owner {
 
   private static final Logger log = LoggerFactory.getLogger(Connection.class);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
@@ -84,7 +84,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
     channel = ChannelAdapter.attach(socket, context, options.getWriteQueueMaxSize(), this);
     parser = FrameParser.controlling(channel::reading, options.getMaxFrameSize(), this);
     gate = new ReadGate(parser, metrics, this);
-    account = new BudgetAccount(budget, context, gate);
+    account = new BudgetAccount(budget, context, gate, this);
     writer = new ResponseWriter(channel, account, gate);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
@@ -107,7 +107,9 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
       bytes.release();
       return;
     }
+    account.received(bytes.readableBytes());
     parser.handle(bytes);
+    account.readDone();
   }
 
   @Override
@@ -146,7 +148,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   /** A whole request frame, as Netty gave it: the one place where a request is complete. */
   @Override
   public void frame(ByteBuf frame) {
-    int held = account.takeBody();
+    int held = account.frameTaken(frame.readableBytes());
     int length = frame.readableBytes() - Frames.HEADER_SIZE;
     if (log.isTraceEnabled()) {
       byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
@@ -172,6 +174,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
 
   @Override
   public void parsed() {
+    account.parsed();
     responses.readDone();
   }
 
@@ -202,6 +205,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   @Override
   public void paused(ReadGate.Reason reason) {
     timers.readingPaused();
+    account.readingPaused(reason);
     if (reason == ReadGate.Reason.WRITE_QUEUE_FULL) {
       timers.writeWaiting();
     }
@@ -210,6 +214,7 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   @Override
   public void opened() {
     timers.readingResumed();
+    account.readingResumed();
     endIfInputDone();
   }
 
@@ -264,6 +269,14 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   }
 
   @Override
+  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+    log.info("{} closing: evicted for the buffer budget: its incomplete frame holds {} bytes and made no progress for {} ms "
+        + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
+      remote(), heldBytes, stalledMs, waiting, used, limit);
+    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+  }
+
+  @Override
   public boolean stillStalled() {
     return closeRequested ? !channel.lingering() : gate.isPausedFor(ReadGate.Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
   }
@@ -300,6 +313,9 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
       closeReason = reason;
     }
     gate.shut();
+    // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
+    parser.releaseBuffers();
+    account.closing();
     closeIfDone();
   }
 

@@ -53,11 +53,11 @@ public final class ConnectionLimits implements Shareable {
   /** The deployment whose instances share these limits, or null for a server of its own. */
   private final String deployment;
 
-  private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
+  private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget) {
     this.deployment = deployment;
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
-    this.budget = new BufferBudget(maxBufferedBytes);
+    this.budget = budget;
   }
 
   /**
@@ -65,14 +65,17 @@ public final class ConnectionLimits implements Shareable {
    * with its settings), or new limits of its own for a server created outside a deployment. Every call is
    * matched by one {@link #detach}.
    */
-  public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes) {
+  public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes,
+                                       int maxFrameSize, long budgetGraceMs) {
     String deployment = vertx.getOrCreateContext().deploymentID();
     if (deployment == null) {
-      return new ConnectionLimits(null, maxConnections, maxConnectionsPerIp, maxBufferedBytes);
+      return new ConnectionLimits(null, maxConnections, maxConnectionsPerIp,
+        new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs));
     }
     return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).compute(deployment, (k, limits) -> {
       ConnectionLimits attached = limits != null ? limits
-        : new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp, maxBufferedBytes);
+        : new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
+          new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs));
       attached.servers++;
       return attached;
     });

@@ -84,6 +84,8 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
     }
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get)
       .description("Connections not reading because of back-pressure").register(registry);
+    Gauge.builder("frame.echo.connections.budget.waiting", operations, Operations::budgetWaiting)
+      .description("Connections not reading until the buffer budget (maxBufferedBytes) has room").register(registry);
     Gauge.builder("frame.echo.connections.open", operations, Operations::openConnections)
       .description("Connections open").register(registry);
     Gauge.builder("frame.echo.buffered", operations, Operations::bufferedBytes).baseUnit("bytes")

@@ -66,6 +66,11 @@ public final class Operations implements Shareable {
     return servers.stream().mapToLong(limits -> limits.budget().used()).sum();
   }
 
+  /** Connections paused until the buffer budget has room, on every server. */
+  public int budgetWaiting() {
+    return servers.stream().mapToInt(limits -> limits.budget().waiting()).sum();
+  }
+
   public void listening() {
     listening.incrementAndGet();
   }

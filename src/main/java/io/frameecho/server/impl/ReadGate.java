@@ -15,7 +15,7 @@ final class ReadGate {
     WRITE_QUEUE_FULL,
     /** {@code handler.maxInFlight} answers are awaited. */
     TOO_MANY_IN_FLIGHT,
-    /** The buffer budget cannot hold the next frame's body. */
+    /** The buffer budget is spent: more bytes read would be held past its limit. */
     OVER_BUFFER_BUDGET;
 
     private final int bit = 1 << ordinal();

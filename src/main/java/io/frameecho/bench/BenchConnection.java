@@ -41,6 +41,8 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
   private RateSchedule schedule;
   private boolean wakeUpScheduled;
   private volatile boolean stopping;
+  /** This side closed the connection (done, or failed): the close is not the server's. */
+  private boolean closedHere;
   /** Set once the run starts; before that, a connection belongs to the connect phase. */
   private volatile boolean started;
   private boolean handshakeFailed;
@@ -235,6 +237,7 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
 
   private void closeIfDone() {
     if (stopping && inFlight == 0 && ctx.channel().isOpen()) {
+      closedHere = true;
       ctx.close();
     }
   }
@@ -245,14 +248,18 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
       stats.noteError("connection " + id + ": " + why);
     }
     stopping = true;
+    closedHere = true;
     ctx.close();
   }
 
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
-    if (!stopping) {
+    // Not 'stopping': the run may have ended (and stopped every connection) on seeing the server's close,
+    // a moment before this event, which Netty delivers after the channel's close future.
+    if (!closedHere && !handshakeFailed) {
+      closedHere = true;
       stopping = true;
-      if (bodyRemaining < 0 && !splitHeader.isReadable()) {
+      if (started && bodyRemaining < 0 && !splitHeader.isReadable()) {
         // A FIN after whole responses: the server ended the connection cleanly (a shutdown, a restart, a
         // timeout). Not an error, but the requests still in flight went unanswered.
         stats.serverCloses.increment();
@@ -277,6 +284,7 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     if (handshakeFailed) {
+      closedHere = true;
       ctx.close();
       return;
     }

@@ -99,8 +99,10 @@ start_server() { # name
       ;;
     baseline)
       # shellcheck disable=SC2086
+      # Its own defaults (conf/config.json lists every default of this commit, and may name keys an older jar
+      # does not know); the settings the runs depend on (port, limits) have the same defaults throughout.
       FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $BASELINE_JAVA_OPTS -jar "$OUT/baseline.jar" \
-        -conf "$ROOT/conf/config.json" >"$OUT/baseline.log" 2>&1 &
+        >"$OUT/baseline.log" 2>&1 &
       ;;
     book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
   esac

@@ -9,6 +9,7 @@ import io.frameecho.bench.SizeRange;
 import io.vertx.core.json.JsonObject;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -84,14 +85,8 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--label", description = "name of this run in reports")
   String label;
 
-  @Option(names = "--tls", description = "connect with TLS")
-  boolean tls;
-
-  @Option(names = "--trust", paramLabel = "CERT.pem", description = "with --tls: trust this PEM certificate (or CA) instead of the JVM's defaults")
-  String trust;
-
-  @Option(names = "--no-verify-host", description = "with --tls: do not check that the certificate names the host (for a self-signed certificate)")
-  boolean noVerifyHost;
+  @Mixin
+  TlsClientOptions tlsOptions = new TlsClientOptions();
 
   @Option(names = "--json", paramLabel = "FILE", description = "write the results as one JSON document ('-': to stdout, the text report then goes to stderr)")
   Path json;
@@ -153,16 +148,11 @@ final class BenchCommand implements Callable<Integer> {
 
   /** TLS settings from the options, or null for plain TCP; the trusted file is checked here. */
   BenchTls tlsSettings() {
-    if (!tls) {
-      if (trust != null || noVerifyHost) {
-        throw new ParameterException(spec.commandLine(), (trust != null ? "--trust" : "--no-verify-host") + " needs --tls");
-      }
+    tlsOptions.check(spec);
+    if (!tlsOptions.tls) {
       return null;
     }
-    if (trust != null && !Files.isRegularFile(Path.of(trust))) {
-      throw new ParameterException(spec.commandLine(), "--trust " + trust + ": no such file");
-    }
-    BenchTls settings = new BenchTls(trust, !noVerifyHost);
+    BenchTls settings = new BenchTls(tlsOptions.trust, !tlsOptions.noVerifyHost);
     try {
       settings.context();
     } catch (IllegalArgumentException e) {
@@ -228,7 +218,7 @@ final class BenchCommand implements Callable<Integer> {
         settings.rate(), result.requestsPerSecond(), settings.pipeline());
     }
     JsonObject document = result.toJson()
-      .put("tls", tls)
+      .put("tls", tlsOptions.tls)
       .put("date", started.toString())
       .put("frameEchoVersion", Versions.frameEcho())
       .put("commandLine", commandLine());

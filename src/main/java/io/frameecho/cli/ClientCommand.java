@@ -5,12 +5,13 @@ import io.frameecho.protocol.Frames;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.net.NetClientOptions;
-import io.vertx.core.net.PemTrustOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -36,14 +37,11 @@ final class ClientCommand implements Callable<Integer> {
   @Option(names = "--timeout", defaultValue = "60", description = "seconds to wait for all responses (default: ${DEFAULT-VALUE})")
   int timeoutSeconds;
 
-  @Option(names = "--tls", description = "connect with TLS")
-  boolean tls;
+  @Mixin
+  TlsClientOptions tls = new TlsClientOptions();
 
-  @Option(names = "--trust", paramLabel = "CERT.pem", description = "with --tls: trust this PEM certificate (or CA) instead of the JVM's defaults")
-  String trust;
-
-  @Option(names = "--no-verify-host", description = "with --tls: do not check that the certificate names the host (for a self-signed certificate)")
-  boolean noVerifyHost;
+  @Spec
+  CommandSpec spec;
 
   @Parameters(paramLabel = "MESSAGE", arity = "0..*", description = "messages to send, one frame each")
   List<String> messages = new ArrayList<>();
@@ -75,6 +73,7 @@ final class ClientCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    tls.check(spec);
     List<Buffer> requests = new ArrayList<>();
     if (messages.isEmpty()) {
       requests.addAll(bookRequests());
@@ -87,7 +86,7 @@ final class ClientCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
     FrameClient client = null;
     try {
-      client = waitFor(FrameClient.connect(vertx, netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
       List<Future<Buffer>> answers = new ArrayList<>();
       for (Buffer r : requests) {
         answers.add(client.request(r));
@@ -115,17 +114,6 @@ final class ClientCommand implements Callable<Integer> {
   private static <T> T waitFor(Future<T> future, long deadlineNanos) throws Exception {
     long left = Math.max(0, deadlineNanos - System.nanoTime());
     return future.toCompletionStage().toCompletableFuture().get(left, TimeUnit.NANOSECONDS);
-  }
-
-  private NetClientOptions netClientOptions() {
-    NetClientOptions options = new NetClientOptions().setTcpNoDelay(true);
-    if (tls) {
-      options.setSsl(true).setHostnameVerificationAlgorithm(noVerifyHost ? "" : "HTTPS");
-      if (trust != null) {
-        options.setTrustOptions(new PemTrustOptions().addCertPath(trust));
-      }
-    }
-    return options;
   }
 
   /** The book's {@code read_res} line: {@code len:N data:<first 100 bytes>}. */

@@ -4,6 +4,9 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.RequestHandler;
 import io.vertx.core.Future;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.server.impl.Connection;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -28,6 +31,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class BenchCommandTest {
+
+  /** The closes a test causes log WARN lines; captured, they stay off the console. */
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(Connection.class);
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();

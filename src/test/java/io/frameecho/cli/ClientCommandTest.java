@@ -3,6 +3,9 @@ package io.frameecho.cli;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.vertx.core.Future;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.server.impl.Connection;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
@@ -19,6 +22,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(VertxExtension.class)
 @org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
 class ClientCommandTest {
+
+  /** The handler failure a test causes logs a WARN line; captured, it stays off the console. */
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(Connection.class);
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();

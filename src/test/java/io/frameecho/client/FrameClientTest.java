@@ -3,6 +3,9 @@ package io.frameecho.client;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.vertx.core.Future;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.server.impl.Connection;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
@@ -23,6 +26,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
 class FrameClientTest {
+
+  /** The handler failure a test causes logs a WARN line; captured, it stays off the console. */
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(Connection.class);
 
   static Future<Integer> echoServer(Vertx vertx, int maxFrameSize) {
     return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(maxFrameSize))

@@ -15,10 +15,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -41,18 +40,9 @@ class BufferBudgetTest {
 
   private static final String EVICTED = "evicted for the buffer budget";
 
-  private LogCapture connectionLog;
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(Connection.class);
   private String deploymentId;
-
-  @BeforeEach
-  void captureLogs() {
-    connectionLog = LogCapture.of(Connection.class);
-  }
-
-  @AfterEach
-  void releaseLogs() {
-    connectionLog.close();
-  }
 
   private Future<Integer> deploy(Vertx vertx, JsonObject config) {
     FrameEchoVerticle verticle = new FrameEchoVerticle(new EchoHandler());

@@ -3,6 +3,9 @@ package io.frameecho.server;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.server.impl.ConnectionLimits;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.Timeout;
@@ -24,6 +27,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
 class EmbeddingTest {
+
+  /** The connections turned away on purpose log a WARN line; captured, it stays off the console. */
+  @RegisterExtension
+  final LogCapture limitsLog = LogCapture.of(ConnectionLimits.class);
 
   private static Future<Integer> deploy(Vertx vertx, JsonObject config, int instances) {
     JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);

@@ -16,10 +16,9 @@ import io.vertx.core.net.NetClientOptions;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -37,17 +36,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
 class FrameEchoServerTest {
 
-  private LogCapture connectionLog;
-
-  @BeforeEach
-  void captureLogs() {
-    connectionLog = LogCapture.of(Connection.class);
-  }
-
-  @AfterEach
-  void releaseLogs() {
-    connectionLog.close();
-  }
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(Connection.class);
 
   /** Deploys a verticle on a free loopback port and returns the port. */
   static Future<Integer> deploy(Vertx vertx, JsonObject config, RequestHandler handler) {

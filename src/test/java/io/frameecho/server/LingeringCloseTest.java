@@ -9,11 +9,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -49,18 +48,12 @@ class LingeringCloseTest {
 
   private static final int SOCKET_TIMEOUT_MS = 15_000;
 
-  private LogCapture serverLog;
+  @RegisterExtension
+  final LogCapture serverLog = LogCapture.of(FrameEchoServer.class);
+  /** The closes these tests cause on purpose log WARN and INFO lines; captured, they stay off the console. */
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of(io.frameecho.server.impl.Connection.class);
   private String deploymentId;
-
-  @BeforeEach
-  void captureLogs() {
-    serverLog = LogCapture.of(FrameEchoServer.class);
-  }
-
-  @AfterEach
-  void releaseLogs() {
-    serverLog.close();
-  }
 
   private static <T> T await(Future<T> future) throws Exception {
     return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);

@@ -6,6 +6,8 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
@@ -13,9 +15,11 @@ import java.util.List;
 
 /**
  * Captures one logger's events, so tests can wait for what the server decided (a close reason, a
- * protocol error) rather than guess at it with a delay. Close it to detach.
+ * protocol error) rather than guess at it with a delay. Close it to detach, or register it as a JUnit
+ * extension ({@code @RegisterExtension final LogCapture log = LogCapture.of(...)}), which closes it after
+ * each test.
  */
-public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable {
+public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable, AfterEachCallback {
 
   private final Logger logger;
   private final Level previousLevel;
@@ -103,5 +107,10 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
     logger.setLevel(previousLevel);
     logger.setAdditive(true);
     stop();
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    close();
   }
 }

@@ -53,8 +53,10 @@ public class FrameEchoVerticle extends VerticleBase {
       return listening;
     }
     MetricsOptions metrics = options.getMetrics();
-    return listening.compose(s -> OperationsEndpoint.start(vertx, metrics, s.operations()))
-      .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e)))
+    // Only the metrics endpoint's own failure is described as one: a frame port that cannot be bound keeps
+    // its own message. (A failed deployment closes the frame server Vert.x opened for it.)
+    return listening.compose(s -> OperationsEndpoint.start(vertx, metrics, s.operations())
+        .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e))))
       .onSuccess(http -> {
         metricsPort = http.actualPort();
         log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),

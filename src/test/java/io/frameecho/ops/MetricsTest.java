@@ -66,6 +66,46 @@ class MetricsTest {
     return verticle;
   }
 
+  /**
+   * A metrics port already in use fails the deployment, naming it, and the frame port that was bound a
+   * moment before is closed again: an application that goes on keeps no half-started server.
+   */
+  @Test
+  void aMetricsPortInUseFailsTheDeploymentAndFreesTheFramePort() throws Exception {
+    int framePort = await(vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
+      .compose(s -> s.close().map(v -> s.actualPort())));
+    io.vertx.core.net.NetServer holder = await(vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1"));
+    int metricsPort = holder.actualPort();
+    JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", framePort)
+      .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", metricsPort));
+    Throwable failure = vertx.deployVerticle(new FrameEchoVerticle(), new DeploymentOptions().setConfig(c))
+      .toCompletionStage().toCompletableFuture().handle((id, error) -> error).get(30, TimeUnit.SECONDS);
+    assertTrue(failure != null && String.valueOf(failure.getMessage()).contains("metrics endpoint cannot listen on 127.0.0.1:" + metricsPort),
+      String.valueOf(failure));
+    // Nothing listens on the frame port any more.
+    org.junit.jupiter.api.Assertions.assertThrows(java.net.ConnectException.class,
+      () -> new java.net.Socket("127.0.0.1", framePort).close());
+    await(holder.close());
+  }
+
+  /** With metrics on, a frame port in use is reported as the frame port, not as the metrics endpoint. */
+  @Test
+  void aFramePortInUseIsNotBlamedOnTheMetricsEndpoint() throws Exception {
+    // Another Vert.x holds the port: within one Vert.x, servers on one port share it instead of failing.
+    Vertx other = Vertx.vertx();
+    try {
+      int framePort = await(other.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")).actualPort();
+      JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", framePort)
+        .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0));
+      Throwable failure = vertx.deployVerticle(new FrameEchoVerticle(), new DeploymentOptions().setConfig(c))
+        .toCompletionStage().toCompletableFuture().handle((id, error) -> error).get(30, TimeUnit.SECONDS);
+      String message = String.valueOf(failure == null ? null : failure.getMessage());
+      assertTrue(message.startsWith("cannot listen on 127.0.0.1:" + framePort), message);
+    } finally {
+      await(other.close());
+    }
+  }
+
   private Future<HttpClientResponse> get(int port, String path) {
     return http.request(HttpMethod.GET, port, "127.0.0.1", path).compose(req -> req.send());
   }

@@ -94,12 +94,12 @@ public final class FrameEchoServer {
         log.info("{}", ChannelAdapter.hooks());
       }
       log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-          + "maxConnectionsPerIp={}, maxBufferedBytes={}, idleTimeoutMs={}, frameTimeoutMs={}, writeStallTimeoutMs={}, "
-          + "lingerTimeoutMs={}, shutdownTimeoutMs={})",
+          + "maxConnectionsPerIp={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
+          + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
         options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx), options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-        limits.budget().limit(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
+        limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
       return this;
     });

@@ -139,7 +139,11 @@ public final class FrameEchoServer {
     if (requestHandler instanceof EventBusHandler) {
       return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
     }
-    return requestHandler instanceof EchoHandler ? "echo" : requestHandler.getClass().getName();
+    if (requestHandler instanceof EchoHandler) {
+      return "echo";
+    }
+    // A lambda's class name is noise (demo.App$$Lambda$162/0x...): say what it is instead.
+    return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
   }
 
   /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit. */

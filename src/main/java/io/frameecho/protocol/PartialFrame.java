@@ -10,17 +10,28 @@ import static io.frameecho.protocol.Frames.HEADER_SIZE;
  * The bytes of one frame that spans reads, gathered into memory of its own: {@link FrameParser}'s buffer
  * housekeeping.
  * <p>
- * When a read ends inside a header, its first bytes are kept in a 4-byte buffer. Once the header has told the
- * frame's size, the frame (header included) is gathered into one buffer of exactly that size or, above
- * {@link #PIECE_SIZE}, into pieces of that size joined in a composite: memory the allocator pools and reuses,
- * rather than a fresh allocation per big frame or a buffer doubling its way up.
+ * Memory follows the bytes that arrived, never the length a header announces: a client that sends a header
+ * announcing 32 MiB and nothing more must not make the server set 32 MiB (or 1 MiB) aside. So a frame of up to
+ * {@link #SMALL_FRAME} is gathered into one buffer of its size; a bigger one into pieces joined in a
+ * composite, each piece as large as what has arrived so far (or the read that starts it), at least
+ * {@link #MIN_PIECE} once the frame is under way, at most {@link #PIECE_SIZE}. What is set aside is at most
+ * about twice what arrived: memory the allocator pools and reuses, and no buffer copied to grow.
+ * <pre>
+ *   header   read 1        read 2 ...
+ *   [4 B] [piece: 1st read][piece: as big as all before it][...][1 MiB][1 MiB] ... [the rest]
+ * </pre>
+ * When a read ends inside a header, its first bytes are kept in a 4-byte buffer.
  * <p>
  * Not thread-safe; one per parser.
  */
 final class PartialFrame {
 
-  /** Frames bigger than this that span reads are gathered in pieces of this size (1 MiB). */
+  /** The largest piece (1 MiB). */
   static final int PIECE_SIZE = 1 << 20;
+  /** Frames up to this size, header included, are gathered into one buffer of their size (4 KiB). */
+  static final int SMALL_FRAME = 4 << 10;
+  /** The smallest piece once a frame is under way, so that a trickle does not make a piece per byte. */
+  static final int MIN_PIECE = 4 << 10;
 
   /** The first bytes of a header a read ended in; null when none. */
   private ByteBuf header;
@@ -30,6 +41,8 @@ final class PartialFrame {
   private ByteBuf piece;
   /** Bytes {@link #frame} still lacks. */
   private int missing;
+  /** Bytes of the frame gathered so far (in {@link #frame} and {@link #piece}). */
+  private int gathered;
 
   /** A read ended inside a header: keeps what there is of it (fewer than 4 bytes), all of {@code in}. */
   void startHeader(ByteBuf in) {
@@ -66,11 +79,24 @@ final class PartialFrame {
       return;
     }
     missing = frameSize;
-    frame = frameSize <= PIECE_SIZE ? alloc.ioBuffer(frameSize) : alloc.compositeDirectBuffer(Integer.MAX_VALUE);
+    gathered = 0;
+    if (frameSize <= SMALL_FRAME) {
+      frame = alloc.ioBuffer(frameSize);
+      if (header != null) {
+        fill(header);
+        header.release();
+        header = null;
+      }
+      return;
+    }
+    CompositeByteBuf pieces = alloc.compositeDirectBuffer(Integer.MAX_VALUE);
+    frame = pieces;
     if (header != null) {
-      fill(header);
-      header.release();
+      // The header is the frame's first piece as it is: nothing is set aside before body bytes arrive.
+      pieces.addComponent(true, header);
       header = null;
+      missing -= HEADER_SIZE;
+      gathered = HEADER_SIZE;
     }
   }
 
@@ -84,17 +110,31 @@ final class PartialFrame {
     }
     while (missing > 0 && from.isReadable()) {
       if (piece == null) {
-        piece = from.alloc().ioBuffer(Math.min(PIECE_SIZE, missing));
+        piece = from.alloc().ioBuffer(nextPieceSize(from.readableBytes()));
       }
       int n = Math.min(piece.writableBytes(), from.readableBytes());
       piece.writeBytes(from, n);
       missing -= n;
+      gathered += n;
       if (!piece.isWritable()) {
         pieces.addComponent(true, piece);
         piece = null;
       }
     }
     return missing == 0;
+  }
+
+  /**
+   * As large as what has arrived of the frame so far, or as the read that starts the piece (so memory at
+   * most about doubles what is held); at least {@link #MIN_PIECE} once the frame is under way; at most
+   * {@link #PIECE_SIZE} and what the frame still lacks.
+   */
+  private int nextPieceSize(int readable) {
+    int size = Math.max(readable, gathered);
+    if (gathered > 0) {
+      size = Math.max(size, MIN_PIECE);
+    }
+    return Math.min(missing, Math.min(PIECE_SIZE, size));
   }
 
   /** The whole frame, which the caller now owns; this is empty again. */
@@ -110,6 +150,7 @@ final class PartialFrame {
     frame = release(frame);
     piece = release(piece);
     missing = 0;
+    gathered = 0;
   }
 
   private static ByteBuf release(ByteBuf buffer) {

@@ -23,10 +23,11 @@ import io.vertx.core.streams.ReadStream;
  * </pre>
  * A state machine ({@link State}) over Netty buffers, with one place where a header is decided
  * ({@link #decideHeader}). A frame that lies whole in one read is handed over as a slice of that read,
- * without a copy; a frame that spans reads is gathered by a {@link PartialFrame}, once its header has
- * announced the size, into one buffer of exactly that size, or above 1 MiB into 1 MiB pieces the allocator
- * pools (never a buffer doubling its way up). The length is checked against {@code maxFrameSize} (as an
- * unsigned value) before any body byte is gathered; a zero-length frame is a header alone.
+ * without a copy; a frame that spans reads is gathered by a {@link PartialFrame}, in memory that grows
+ * with the bytes that arrived, never with the length the header announces (a small frame in one buffer
+ * of its size, a bigger one in pooled pieces; never a buffer doubling its way up). The length is checked
+ * against {@code maxFrameSize} (as an unsigned value) before any body byte is gathered; a zero-length frame
+ * is a header alone.
  * <p>
  * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it, never to the
  * source directly, so bytes already received stop as well. It counts the bytes it has been given and

@@ -13,8 +13,8 @@ import static io.frameecho.protocol.Frames.HEADER_SIZE;
  * Memory follows the bytes that arrived, never the length a header announces: a client that sends a header
  * announcing 32 MiB and nothing more must not make the server set 32 MiB (or 1 MiB) aside. So a frame of up to
  * {@link #SMALL_FRAME} is gathered into one buffer of its size; a bigger one into pieces joined in a
- * composite, each piece as large as what has arrived so far (or the read that starts it), at least
- * {@link #MIN_PIECE} once the frame is under way, at most {@link #PIECE_SIZE}. What is set aside is at most
+ * composite, each piece about as large as what has arrived so far (or the read that starts it), a power of
+ * two, at least {@link #MIN_PIECE} once the frame is under way, at most {@link #PIECE_SIZE}. What is set aside is at most
  * about twice what arrived: memory the allocator pools and reuses, and no buffer copied to grow.
  * <pre>
  *   header   read 1        read 2 ...
@@ -125,12 +125,14 @@ final class PartialFrame {
   }
 
   /**
-   * As large as what has arrived of the frame so far, or as the read that starts the piece (so memory at
-   * most about doubles what is held); at least {@link #MIN_PIECE} once the frame is under way; at most
-   * {@link #PIECE_SIZE} and what the frame still lacks.
+   * About as large as what has arrived of the frame so far, or as the read that starts the piece (so memory
+   * at most about doubles what is held): that size rounded down to a power of two, which the allocator
+   * pools (an odd size can be a fresh allocation of direct memory each time, page faults included); at
+   * least {@link #MIN_PIECE} once the frame is under way; at most {@link #PIECE_SIZE} and what the frame
+   * still lacks.
    */
   private int nextPieceSize(int readable) {
-    int size = Math.max(readable, gathered);
+    int size = Integer.highestOneBit(Math.max(1, Math.max(readable, gathered)));
     if (gathered > 0) {
       size = Math.max(size, MIN_PIECE);
     }

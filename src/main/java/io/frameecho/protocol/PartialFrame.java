@@ -28,8 +28,13 @@ final class PartialFrame {
 
   /** The largest piece (1 MiB). */
   static final int PIECE_SIZE = 1 << 20;
-  /** Frames up to this size, header included, are gathered into one buffer of their size (4 KiB). */
-  static final int SMALL_FRAME = 4 << 10;
+  /**
+   * Frames up to this size, header included, are gathered into one buffer of their size (16 KiB): a
+   * composite for every small frame that spans reads cost about a fifth more CPU per 4 KiB request. Set
+   * aside when the header is decided, so it is the one amount not tied to bytes received: 16 KiB per
+   * connection at most.
+   */
+  static final int SMALL_FRAME = 16 << 10;
   /** The smallest piece once a frame is under way, so that a trickle does not make a piece per byte. */
   static final int MIN_PIECE = 4 << 10;
 

@@ -59,12 +59,6 @@ public final class BufferBudget {
   private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
   private final AtomicBoolean watching = new AtomicBoolean();
 
-  /** A budget of {@code limit} bytes with the default frame size and grace. */
-  public BufferBudget(long limit) {
-    this(limit, io.frameecho.server.FrameEchoOptions.DEFAULT_MAX_FRAME_SIZE,
-      io.frameecho.server.FrameEchoOptions.DEFAULT_BUDGET_GRACE_MS);
-  }
-
   public BufferBudget(long limit, int maxFrameSize, long graceMs) {
     this.limit = limit;
     this.reserve = (long) maxFrameSize + Frames.HEADER_SIZE;

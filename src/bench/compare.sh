@@ -4,24 +4,29 @@
 #   src/bench/compare.sh            build both, run every scenario, print markdown tables
 #
 # Each server runs pinned to CPU 0 and the load generator (frame-echo's bench) to CPU 1. For each
-# scenario: a warm-up run whose figures are dropped, then the measured run; the server's CPU time and
-# resident memory are read from /proc around the measured run. Then 10,000 idle connections: server
+# scenario: a warm-up run whose figures are dropped, then ROUNDS measured runs; the server's CPU time and
+# resident memory are read from /proc around each measured run, and the tables show the median. Then 10,000 idle connections: server
 # memory before and after, after a busy spell (for the JVM after a GC requested with jcmd, and also its
 # live heap from a class histogram), and a busy client's requests/s next to them.
 #
-# Environment: DURATION (seconds per measured run, default 10), WARMUP (default 3), IDLE (idle
+# Environment: DURATION (seconds per measured run, default 10), ROUNDS (measured runs per scenario and
+# server, default 1), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
 # SCENARIOS (a space-separated subset of the scenario numbers 1-7; empty for only the idle test; IDLE=0
 # skips the idle test), JAVA_OPTS (frame-echo's JVM flags).
 # A lever, before and after in the same run: BASELINE_JAR (a frame-echo jar built from another commit)
 # and/or BASELINE_JAVA_OPTS (other JVM flags) add a third server, "baseline", and a ratio
-# frame-echo / baseline to every scenario.
+# frame-echo / baseline to every scenario. The baseline runs at the same time as frame-echo (on the next
+# port, idle while frame-echo is measured and the other way round) and their measured runs alternate, so
+# each round gives one ratio from runs seconds apart; the table shows the median ratio and, with ROUNDS > 1,
+# the lowest and highest. On a noisy machine, ROUNDS=5 or more.
 # Needs: java, mvn, g++, taskset, python3, and ../shared/seed beside the repository.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SEED="$ROOT/../shared/seed"
 DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-1}
 WARMUP=${WARMUP:-3}
 IDLE=${IDLE:-10000}
 OUT=${OUT:-$ROOT/target/compare}
@@ -33,7 +38,7 @@ if [ -n "$BASELINE_JAR" ] || [ -n "${BASELINE_JAVA_OPTS+set}" ]; then
   SERVERS=(baseline frame-echo book)
 fi
 BASELINE_JAVA_OPTS=${BASELINE_JAVA_OPTS-$JAVA_OPTS}
-PORT=1234   # the book's server listens on 1234, always
+PORT=1234
 
 SCENARIO_NAMES=(
   ""
@@ -61,6 +66,7 @@ for tool in java mvn g++ taskset python3; do
   command -v "$tool" >/dev/null || die "needs $tool"
 done
 [ -f "$SEED/06_server.cpp" ] || die "needs the book's sources in ../shared/seed beside the repository"
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive whole number, not '$ROUNDS'"
 [ "$(nproc)" -ge 2 ] || die "needs two CPUs: one for the server, one for the load generator"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 mkdir -p "$OUT"
@@ -73,23 +79,28 @@ g++ -O2 -o "$OUT/06_server" "$SEED/06_server.cpp" || die "g++ failed"
 # The benchmark runs from a copy, so a rebuild during a long run cannot pull the jar from under it.
 cp "$JAR" "$OUT/frame-echo.jar"
 cp "${BASELINE_JAR:-$JAR}" "$OUT/baseline.jar"
-BENCH=(taskset -c 1 java -jar "$OUT/frame-echo.jar" bench -q -t 1 --port "$PORT")
+BENCH=(taskset -c 1 java -jar "$OUT/frame-echo.jar" bench -q -t 1)
 
-SERVER_PID=
-stop_server() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill "$SERVER_PID"
-    for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$SERVER_PID" 2>/dev/null || true
+# The book's server listens on 1234, always; a baseline runs beside frame-echo, on the next port.
+declare -A PORTS=([frame-echo]=$PORT [baseline]=$((PORT + 1)) [book]=$PORT)
+declare -A PIDS=()
+stop_server() { # name
+  local pid=${PIDS[$1]:-}
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
   fi
-  SERVER_PID=
+  unset "PIDS[$1]"
 }
-trap stop_server EXIT
+stop_all() { local name; for name in "${!PIDS[@]}"; do stop_server "$name"; done; }
+trap stop_all EXIT
 
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 start_server() { # name
-  port_in_use && die "something already listens on port $PORT"
+  local port=${PORTS[$1]}
+  port_in_use "$port" && die "something already listens on port $port"
   case "$1" in
     frame-echo)
       # The shipped config, with the idle test's connections on top of its usual limit.
@@ -100,122 +111,149 @@ start_server() { # name
     baseline)
       # shellcheck disable=SC2086
       # Its own defaults (conf/config.json lists every default of this commit, and may name keys an older jar
-      # does not know); the settings the runs depend on (port, limits) have the same defaults throughout.
-      FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $BASELINE_JAVA_OPTS -jar "$OUT/baseline.jar" \
-        >"$OUT/baseline.log" 2>&1 &
+      # does not know); the settings the runs depend on (limits) have the same defaults throughout.
+      FRAME_ECHO_PORT=$port FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $BASELINE_JAVA_OPTS \
+        -jar "$OUT/baseline.jar" >"$OUT/baseline.log" 2>&1 &
       ;;
     book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
   esac
-  SERVER_PID=$!
+  PIDS[$1]=$!
   for _ in $(seq 300); do
-    port_in_use && return 0
-    kill -0 "$SERVER_PID" 2>/dev/null || die "$1 exited at start-up"
+    port_in_use "$port" && return 0
+    kill -0 "${PIDS[$1]}" 2>/dev/null || die "$1 exited at start-up"
     sleep 0.1
   done
-  die "$1 did not listen on $PORT within 30 s"
+  die "$1 did not listen on $port within 30 s"
 }
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/${PIDS[$1]}/stat"; }
 # For a JVM, collect garbage first, so that RSS shows what is live rather than what awaits collection.
-settle_memory() { if command -v jcmd >/dev/null && jcmd "$SERVER_PID" GC.run >/dev/null 2>&1; then sleep 1; fi; }
-rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
+settle_memory() { if command -v jcmd >/dev/null && jcmd "${PIDS[$1]}" GC.run >/dev/null 2>&1; then sleep 1; fi; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/${PIDS[$1]}/status"; }
 # The JVM's live objects (a class histogram collects garbage first), in KiB; 0 for a process without a JVM.
 live_heap_kib() {
-  { jcmd "$SERVER_PID" GC.class_histogram 2>/dev/null || true; } | awk '/^Total/ {kib = int($3 / 1024)} END {print kib + 0}'
+  { jcmd "${PIDS[$1]}" GC.class_histogram 2>/dev/null || true; } | awk '/^Total/ {kib = int($3 / 1024)} END {print kib + 0}'
 }
 
-run_scenarios() { # server
-  local server=$1 n args
-  start_server "$server"
+measure() { # server scenario round
+  local server=$1 n=$2 r=$3 before after args=${SCENARIO_ARGS[$2]}
+  before=$(cpu_ticks "$server")
+  # shellcheck disable=SC2086
+  "${BENCH[@]}" --port "${PORTS[$server]}" $args -d "$DURATION" -w 0 --label "$server: ${SCENARIO_NAMES[$n]}" \
+    --json "$OUT/$server-$n-r$r.json" >"$OUT/$server-$n-r$r.txt" \
+    || echo "  (measured run reported failures; see $OUT/$server-$n-r$r.txt)" >&2
+  after=$(cpu_ticks "$server")
+  echo "{\"cpuTicks\": $((after - before)), \"clockTicks\": $(getconf CLK_TCK), \"rssKiB\": $(rss_kib "$server")}" \
+    >"$OUT/$server-$n-r$r.server.json"
+}
+
+# The servers of one pass run together (each idle while another is measured); per scenario, each is warmed
+# up, then the measured runs alternate, ROUNDS of them, the order reversed every round, so that the machine's
+# drift falls on both sides of a ratio alike.
+run_pass() { # server...
+  local servers=("$@") order n r server
+  for server in "${servers[@]}"; do start_server "$server"; done
   for n in $SCENARIOS; do
-    args=${SCENARIO_ARGS[$n]}
-    echo "[$server] scenario $n: ${SCENARIO_NAMES[$n]}" >&2
-    # shellcheck disable=SC2086
-    "${BENCH[@]}" $args -d "$WARMUP" -w 0 >/dev/null || echo "  (warm-up run reported failures)" >&2
-    local before after
-    before=$(cpu_ticks)
-    # shellcheck disable=SC2086
-    "${BENCH[@]}" $args -d "$DURATION" -w 0 --label "$server: ${SCENARIO_NAMES[$n]}" --json "$OUT/$server-$n.json" >"$OUT/$server-$n.txt" \
-      || echo "  (measured run reported failures; see $OUT/$server-$n.txt)" >&2
-    after=$(cpu_ticks)
-    echo "{\"cpuTicks\": $((after - before)), \"clockTicks\": $(getconf CLK_TCK), \"rssKiB\": $(rss_kib)}" >"$OUT/$server-$n.server.json"
+    echo "[${servers[*]}] scenario $n: ${SCENARIO_NAMES[$n]}" >&2
+    for server in "${servers[@]}"; do
+      # shellcheck disable=SC2086
+      "${BENCH[@]}" --port "${PORTS[$server]}" ${SCENARIO_ARGS[$n]} -d "$WARMUP" -w 0 >/dev/null \
+        || echo "  ($server: warm-up run reported failures)" >&2
+    done
+    for r in $(seq "$ROUNDS"); do
+      order=("${servers[@]}")
+      if [ $((r % 2)) = 0 ]; then order=(); for server in "${servers[@]}"; do order=("$server" "${order[@]}"); done; fi
+      for server in "${order[@]}"; do measure "$server" "$n" "$r"; done
+    done
   done
-  stop_server
+  for server in "${servers[@]}"; do stop_server "$server"; done
 }
 
 idle_memory() { # server
   local server=$1 before after heap_before heap_after pid_bench fds
+  local bench=("${BENCH[@]}" --port "${PORTS[$server]}")
   start_server "$server"
   # One request first, so the JVM has loaded its request path before "before" is read.
-  "${BENCH[@]}" -c 1 -n 100 >/dev/null
-  "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$WARMUP" -w 0 --json "$OUT/$server-busy-alone.json" >/dev/null
+  "${bench[@]}" -c 1 -n 100 >/dev/null
+  "${bench[@]}" -c 1 -P 1 -s 16 -d "$WARMUP" -w 0 --json "$OUT/$server-busy-alone.json" >/dev/null
   # A busy spell first, as any server has had: the JVM touches the whole of its young generation, so
   # that "after - before" counts what the idle connections hold rather than the first use of memory
   # the heap had already reserved.
-  "${BENCH[@]}" -c 50 -P 1 -s 16 -d "$WARMUP" -w 0 >/dev/null
-  settle_memory
-  before=$(rss_kib)
-  heap_before=$(live_heap_kib)
+  "${bench[@]}" -c 50 -P 1 -s 16 -d "$WARMUP" -w 0 >/dev/null
+  settle_memory "$server"
+  before=$(rss_kib "$server")
+  heap_before=$(live_heap_kib "$server")
   echo "[$server] opening $IDLE idle connections" >&2
-  "${BENCH[@]}" --idle -c "$IDLE" -d $((DURATION + 60)) >/dev/null &
+  "${bench[@]}" --idle -c "$IDLE" -d $((DURATION + 60)) >/dev/null &
   pid_bench=$!
   for _ in $(seq 600); do
-    fds=$(ls "/proc/$SERVER_PID/fd" | wc -l)
+    fds=$(ls "/proc/${PIDS[$server]}/fd" | wc -l)
     [ "$fds" -ge "$IDLE" ] && break
     sleep 0.1
   done
   sleep 2   # let the last accepts settle before reading memory
-  settle_memory
-  after=$(rss_kib)
-  heap_after=$(live_heap_kib)
-  "${BENCH[@]}" -c 1 -P 1 -s 16 -d "$DURATION" -w 1 --json "$OUT/$server-busy-idle.json" >/dev/null || true
+  settle_memory "$server"
+  after=$(rss_kib "$server")
+  heap_after=$(live_heap_kib "$server")
+  "${bench[@]}" -c 1 -P 1 -s 16 -d "$DURATION" -w 1 --json "$OUT/$server-busy-idle.json" >/dev/null || true
   kill "$pid_bench" 2>/dev/null || true
   wait "$pid_bench" 2>/dev/null || true
   echo "{\"before\": $before, \"after\": $after, \"heapBefore\": $heap_before, \"heapAfter\": $heap_after, \"connections\": $IDLE}" >"$OUT/$server-idle.json"
-  stop_server
+  stop_server "$server"
 }
 
-rm -f "$OUT"/*-idle.json
-for server in "${SERVERS[@]}"; do
-  run_scenarios "$server"
-done
+rm -f "$OUT"/*-idle.json "$OUT"/*-r[0-9]*.json
+if [ "${SERVERS[0]}" = baseline ]; then run_pass baseline frame-echo; else run_pass frame-echo; fi
+run_pass book
 if [ "$IDLE" -gt 0 ]; then
   for server in "${SERVERS[@]}"; do
     idle_memory "$server"
   done
 fi
 
-python3 - "$OUT" "$SCENARIOS" "${SERVERS[*]}" "${SCENARIO_NAMES[@]:1}" <<'PY'
-import json, sys, os
-out, wanted, servers, names = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4:]
+python3 - "$OUT" "$SCENARIOS" "${SERVERS[*]}" "$ROUNDS" "${SCENARIO_NAMES[@]:1}" <<'PY'
+import json, sys, os, statistics
+out, wanted, servers, rounds, names = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), int(sys.argv[4]), sys.argv[5:]
 shown = {"baseline": "frame-echo (baseline)", "frame-echo": "frame-echo", "book": "book (C++, poll)"}
+keys = ("rps", "p50", "p99", "mbps", "cpu", "rss", "srvpct", "benchpct")
 def load(path):
     with open(os.path.join(out, path)) as f:
         return json.load(f)
-def row(server, n):
-    r, s = load(f"{server}-{n}.json"), load(f"{server}-{n}.server.json")
+def run(server, n, r):
+    b, s = load(f"{server}-{n}-r{r}.json"), load(f"{server}-{n}-r{r}.server.json")
     cpu_us = s["cpuTicks"] / s["clockTicks"] * 1e6
-    req = r["requests"] or 1
-    secs = r["elapsedSeconds"] or 1
-    return {"rps": r["requestsPerSecond"], "p50": r["latencyMicros"]["p50"], "p99": r["latencyMicros"]["p99"],
-            "mbps": r["receivedMBps"], "cpu": cpu_us / req, "rss": s["rssKiB"] / 1024,
-            "srvpct": 100 * cpu_us / 1e6 / secs, "benchpct": 100 * r["clientCpuSeconds"] / secs,
-            "bad": r["errors"] + r["mismatches"] + r["connectionFailures"]}
+    req = b["requests"] or 1
+    secs = b["elapsedSeconds"] or 1
+    return {"rps": b["requestsPerSecond"], "p50": b["latencyMicros"]["p50"], "p99": b["latencyMicros"]["p99"],
+            "mbps": b["receivedMBps"], "cpu": cpu_us / req, "rss": s["rssKiB"] / 1024,
+            "srvpct": 100 * cpu_us / 1e6 / secs, "benchpct": 100 * b["clientCpuSeconds"] / secs,
+            "bad": b["errors"] + b["mismatches"] + b["connectionFailures"]}
 def fmt(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+print(f"Medians of {rounds} measured run(s) per scenario and server." if rounds > 1 else "One measured run per scenario and server.")
+print()
 print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB | server CPU % | bench CPU % |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in wanted:
     name = names[int(n) - 1]
-    rows = {server: row(server, n) for server in servers}
+    runs = {server: [run(server, n, r) for r in range(1, rounds + 1)] for server in servers}
+    med = {server: {k: statistics.median(x[k] for x in runs[server]) for k in keys} for server in servers}
     for server in servers:
-        r = rows[server]
-        flag = " (errors!)" if r["bad"] else ""
+        r = med[server]
+        flag = " (errors!)" if any(x["bad"] for x in runs[server]) else ""
         print(f"| {name} | {shown[server]}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} | {r['srvpct']:.0f} | {r['benchpct']:.0f} |")
-    for other in [s for s in ("book", "baseline") if s in servers]:
-        fe, o = rows["frame-echo"], rows[other]
+    if "book" in servers:
+        fe, o = med["frame-echo"], med["book"]
         ratio = lambda k: f"{fe[k] / o[k]:.2f}" if o[k] else "-"
-        print(f"| {name} | **ratio frame-echo / {other}** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
+        print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
+    if "baseline" in servers:
+        # Paired: round r of frame-echo against round r of the baseline, measured seconds apart.
+        def ratio(k):
+            rs = sorted(f[k] / b[k] for f, b in zip(runs["frame-echo"], runs["baseline"]) if b[k])
+            if not rs:
+                return "-"
+            return f"{statistics.median(rs):.2f}" + (f" ({rs[0]:.2f}-{rs[-1]:.2f})" if len(rs) > 1 else "")
+        print(f"| {name} | **ratio frame-echo / baseline** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
 if not any(os.path.exists(os.path.join(out, f"{server}-idle.json")) for server in servers):
     sys.exit(0)
 print()

@@ -97,11 +97,11 @@ final class ClientCommand implements Callable<Integer> {
       }
       return 0;
     } catch (java.util.concurrent.TimeoutException e) {
-      err.println("error: no complete answer within " + timeoutSeconds + " s");
+      err.println("frame-echo client: no complete answer within " + timeoutSeconds + " s");
       return 1;
     } catch (Exception e) {
       Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-      err.println("error: " + cause.getMessage());
+      err.println("frame-echo client: " + cause.getMessage());
       return 1;
     } finally {
       if (client != null) {

@@ -360,7 +360,8 @@ public final class Main {
       "  FRAME_ECHO_DEBUG=1         add the stack trace to an error line",
       "",
       "Exit status: 0 ok, 1 invalid configuration, 2 usage error, 11 Vert.x could not start,",
-      "15 the server could not start (port in use, ...); client and bench: 0 ok, 1 failed, 2 bad option.",
+      "15 the server could not start (port in use, ...), 143 stopped by SIGTERM after the graceful shutdown;",
+      "client and bench: 0 ok, 1 failed, 2 bad option.",
       "",
       "More: every Vert.x launcher option with --launcher-help; client --help; bench --help; README.md.",
       "");

@@ -68,7 +68,7 @@ class ClientCommandTest {
       .listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
     assertEquals(1, run("--port", String.valueOf(port), "one", "two", "three"));
     assertEquals("len:3 data:one\nlen:3 data:two\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
-    assertEquals("error: connection closed by the server\n", err.toString(StandardCharsets.UTF_8).replace("\r", ""));
+    assertEquals("frame-echo client: connection closed by the server\n", err.toString(StandardCharsets.UTF_8).replace("\r", ""));
   }
 
   @Test
@@ -76,7 +76,7 @@ class ClientCommandTest {
     int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
       .compose(s -> s.close().map(v -> s.actualPort())).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertEquals(1, run("--port", String.valueOf(port), "x"));
-    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("error: Connection refused"), err.toString(StandardCharsets.UTF_8));
+    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: Connection refused"), err.toString(StandardCharsets.UTF_8));
   }
 
   @Test

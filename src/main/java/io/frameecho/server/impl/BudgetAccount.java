@@ -167,16 +167,34 @@ final class BudgetAccount {
     gate.resume(ReadGate.Reason.OVER_BUFFER_BUDGET);
   }
 
-  /** The completion reserve is this connection's: it reads on until its frame is complete. */
+  /**
+   * The completion reserve is this connection's: it reads on until its frame is complete. A release may
+   * have woken it before this runs; reading again, it keeps the reserve all the same, or the next
+   * connection to pause would take it, nearest to completion or not.
+   */
   void reserveGranted() {
     context.runOnContext(v -> {
-      if (closing || !waitingForBudget || unparsed == 0) {
+      if (closing || unparsed == 0 || gate.isPausedForOtherThan(ReadGate.Reason.OVER_BUFFER_BUDGET)) {
         budget.returnReserve(this);
         return;
       }
       holdingReserve = true;
-      if (!budget.overForCompletion()) {
+      if (waitingForBudget && !budget.overForCompletion()) {
         resumeReading();
+      }
+    });
+  }
+
+  /**
+   * The check found this connection holding the reserve without progress at {@code seenProgress} while
+   * others wait: the reserve goes to the next nearest frame. The connection keeps reading under the limit,
+   * and its grace goes on running: a stalled one is still evicted.
+   */
+  void yieldReserveIfStalled(long seenProgress) {
+    context.runOnContext(v -> {
+      if (holdingReserve && progress == seenProgress) {
+        holdingReserve = false;
+        budget.returnReserve(this);
       }
     });
   }

@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li><b>The completion reserve</b>: one waiting connection at a time, the one whose incomplete frame is
  *   nearest completion, may read past the limit until that frame is complete, by up to one frame
  *   ({@code maxFrameSize} and its header). Frames the budget holds can therefore always complete, even
- *   when incomplete frames alone fill it.</li>
+ *   when incomplete frames alone fill it. A holder whose frame makes no progress for two checks hands the
+ *   reserve to the next nearest, so a staller that took it cannot keep a fresh client waiting for its
+ *   whole grace.</li>
  *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
  *   connections whose incomplete frame has made no progress for {@code budgetGraceMs} while they were
  *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
@@ -44,6 +46,8 @@ public final class BufferBudget {
   /** The completion reserve: one whole frame, header included. */
   private final long reserve;
   private final long graceNanos;
+  /** A reserve holder that makes no progress for this long while others wait hands the reserve on. */
+  private final long yieldNanos;
   private final long checkMs;
   private final AtomicLong used = new AtomicLong();
   /** The part of {@link #used} in frames not handed over yet (incomplete, or held by a paused parser). */
@@ -64,6 +68,7 @@ public final class BufferBudget {
     this.reserve = (long) maxFrameSize + Frames.HEADER_SIZE;
     this.graceNanos = TimeUnit.MILLISECONDS.toNanos(graceMs);
     this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
+    this.yieldNanos = TimeUnit.MILLISECONDS.toNanos(2 * checkMs);
   }
 
   public long limit() {
@@ -230,10 +235,19 @@ public final class BufferBudget {
     }
     offerReserve();
     long now = System.nanoTime();
+    BudgetAccount holder = completing.get();
     List<BudgetAccount> stalled = new ArrayList<>();
     for (BudgetAccount account : accounts) {
-      if (account.observe(now) && now - account.progressSeenNanos >= graceNanos) {
-        stalled.add(account);
+      if (account.observe(now)) {
+        long stalledNanos = now - account.progressSeenNanos;
+        if (account == holder && stalledNanos >= yieldNanos) {
+          // A reserve that does not move would keep every waiting frame, a fresh client's too, waiting for
+          // the holder's whole grace.
+          account.yieldReserveIfStalled(account.progressSeen);
+        }
+        if (stalledNanos >= graceNanos) {
+          stalled.add(account);
+        }
       }
     }
     if (stalled.isEmpty()) {
@@ -241,7 +255,6 @@ public final class BufferBudget {
     }
     stalled.sort(Comparator.comparingLong(BudgetAccount::unparsedBytes).reversed());
     long over = used.get() - limit;
-    BudgetAccount holder = completing.get();
     int waiters = waitingCount.get();
     for (BudgetAccount account : stalled) {
       if (over > 0 || account == holder) {

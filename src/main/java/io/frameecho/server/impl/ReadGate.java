@@ -78,6 +78,11 @@ final class ReadGate {
     return (reasons & reason.bit) != 0;
   }
 
+  /** Whether reading is paused for a reason other than {@code reason}. */
+  boolean isPausedForOtherThan(Reason reason) {
+    return (reasons & ~reason.bit) != 0;
+  }
+
   /** The connection is closing: stop reading for good, whatever the reasons. */
   void shut() {
     shut = true;

@@ -1,0 +1,512 @@
+#!/usr/bin/env python3
+"""The hostile clients of the memory-budget issue (maxBufferedBytes), against the runnable jar, on this machine.
+
+  python3 src/bench/budget.py             run the six scenarios, print a markdown table (under a minute)
+
+Each scenario starts its own server on 127.0.0.1 (free ports, metrics on), samples its VmRSS from /proc
+every 50 ms, runs the hostile clients and, while they hold the server, a fresh client that connects,
+sends one small frame and times it (connect included) until the echo is back whole and byte-exact. Once
+every client has closed it reads the metrics: frame_echo_buffered_bytes must be back to 0,
+frame_echo_connections_budget_waiting too, and the budget_evicted close count must match the log's
+eviction lines. Then SIGTERM: the server must exit with 143 within 20 s. A row fails, with its reason,
+on a fresh client not answered within 1.5 s, a wrong echo, a failed client, bytes still held, an
+eviction where none may happen, or a server that died or would not stop; the exit status is then 1.
+
+  1  default budget (a quarter of the heap): 94 bare headers declaring 2.1 GiB; a fresh 4 KiB frame
+  2  64 MiB: 14 clients send 7 MiB of an 8 MiB frame and stall; once their sockets take no more, a fresh
+     1 MiB frame (stalled holders are evicted after budgetGraceMs, 1 s)
+  3  64 MiB: 100 connections declare 32 MiB, send 1 KiB and stall; a fresh 24-byte frame
+  4  64 MiB: 8 clients send one 32 MiB frame each at full speed and read their echo (4x the budget)
+  5  64 MiB: an 8 MiB frame uploaded at 512 KiB/s beside 10 stallers (7 of 8 MiB); it must not be evicted
+  6  default budget: 2,000 bare headers declaring 32 MiB each; a fresh 4 KiB frame
+
+Options: --jar PATH (default target/frame-echo.jar, built with mvn when missing), --only N (a scenario;
+repeat it for several), --json FILE (the rows as JSON), --out DIR (server logs, default target/budget).
+Environment: JAVA (default java), JAVA_OPTS (the server's JVM flags, e.g. -Xmx1g).
+Needs: Linux (/proc), python3 (standard library only), java 17+, and mvn if the jar is not built.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import resource
+import shlex
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+KiB, MiB = 1 << 10, 1 << 20
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HOST = "127.0.0.1"
+FRESH_LIMIT_S = 1.5  # the issue promises about a second
+HELD = "frame_echo_buffered_bytes"
+WAITING = "frame_echo_connections_budget_waiting"
+OPEN = "frame_echo_connections_open"
+CLOSED = 'frame_echo_connections_closed_total{reason="%s"}'
+EVICTED = CLOSED % "budget_evicted"
+EVICTED_LINE = "evicted for the buffer budget"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def until(condition, timeout, step=0.05):
+    """Polls condition() until it is true or timeout seconds have passed; returns its last value."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()) and time.monotonic() < deadline:
+        time.sleep(step)
+    return value
+
+
+class Server:
+    """One frame-echo process: its ports, log, metrics, and VmRSS sampled every 50 ms."""
+
+    def __init__(self, jar, budget, log_path):
+        self.port, self.metrics_port = free_port(), free_port()
+        conf = {"host": HOST, "port": self.port, "metrics": {"enabled": True, "port": self.metrics_port}}
+        if budget:
+            conf["maxBufferedBytes"] = budget
+        self.log_path = log_path
+        with open(log_path, "wb") as log:
+            cmd = [os.environ.get("JAVA", "java"), *shlex.split(os.environ.get("JAVA_OPTS", "")),
+                   "-jar", jar, "-conf", json.dumps(conf)]
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        self.samples = []  # (monotonic time, RSS in bytes)
+        self.sampling = True
+        threading.Thread(target=self._sample, daemon=True).start()
+        if not until(lambda: "frame-echo metrics on" in self.log() or self.proc.poll() is not None, 30):
+            self.stop()
+            raise RuntimeError("the server did not start within 30 s")
+        if self.proc.poll() is not None:
+            self.sampling = False
+            raise RuntimeError(f"the server exited at start-up ({self.proc.returncode}): {self.log()[-300:]}")
+        self.budget = int(re.search(r"maxBufferedBytes=(\d+)", self.log()).group(1))
+
+    def _sample(self):
+        while self.sampling and (rss := self.rss()) is not None:
+            self.samples.append((time.monotonic(), rss))
+            time.sleep(0.05)
+
+    def rss(self):
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) * KiB
+        except OSError:
+            return None
+
+    def peak_rss(self, since, to):
+        return max((rss for t, rss in self.samples if since <= t <= to), default=0)
+
+    def log(self):
+        with open(self.log_path, errors="replace") as log:
+            return log.read()
+
+    def metrics(self):
+        """The Prometheus endpoint as {'name{labels}': value}."""
+        with urllib.request.urlopen(f"http://{HOST}:{self.metrics_port}/metrics", timeout=3) as response:
+            text = response.read().decode()
+        return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+                for line in text.splitlines() if line and not line.startswith("#")}
+
+    def gauge(self, name):
+        try:
+            return self.metrics().get(name, -1)
+        except OSError:
+            return -1
+
+    def stop(self, timeout=20):
+        """SIGTERM, then waits; kills it past the timeout. Returns the exit status (None if it had to be killed)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            status = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+            status = None
+        self.sampling = False
+        return status
+
+
+# ---- clients ----
+
+def connect(port, timeout=5.0):
+    return socket.create_connection((HOST, port), timeout=timeout)
+
+
+def header(length):
+    return struct.pack("<I", length)  # 4 bytes, little-endian, unsigned
+
+
+def recv_exact(sock, n, deadline, digest=None):
+    """Reads n bytes before the deadline; returns them, or feeds them to digest and returns b''."""
+    out, buf, left = bytearray(), bytearray(min(n, MiB) or 1), n
+    while left:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"{n - left} of {n} bytes read when time ran out")
+        sock.settimeout(remaining)
+        k = sock.recv_into(buf, min(left, len(buf)))
+        if k == 0:
+            raise ConnectionError(f"end of stream after {n - left} of {n} bytes")
+        (digest.update if digest else out.extend)(memoryview(buf)[:k])
+        left -= k
+    return bytes(out)
+
+
+def read_frame(sock, deadline, digest=None):
+    length = struct.unpack("<I", recv_exact(sock, 4, deadline))[0]
+    return length, recv_exact(sock, length, deadline, digest)
+
+
+def fresh_client(port, size, wait=10.0):
+    """One frame of size bytes on a new connection: (seconds until its echo was back, or None; problem or None)."""
+    payload = os.urandom(size)
+    start = time.monotonic()
+    try:
+        with connect(port) as s:
+            s.sendall(header(size) + payload)
+            length, echo = read_frame(s, start + wait)
+    except OSError as e:
+        return None, f"fresh client: {e!r}"
+    took = time.monotonic() - start
+    if length != size or echo != payload:
+        return took, "fresh client: wrong echo"
+    return took, (f"fresh client took {took:.2f} s" if took > FRESH_LIMIT_S else None)
+
+
+def open_partial(port, declared, body=b""):
+    """One connection per length in declared, each sending a header declaring it, then body, then nothing."""
+    socks = []
+    try:
+        for length in declared:
+            socks.append(connect(port))
+            socks[-1].sendall(header(length) + body)
+    except OSError:
+        close_all([], socks)
+        raise
+    return socks
+
+
+class Staller(threading.Thread):
+    """Sends a header for an 8 MiB frame and 7 MiB of it, stalls, and notes how the server ends it (EOF or reset)."""
+    BODY = bytes(7 * MiB)
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.sock = connect(port)
+        self.sent, self.last_progress, self.outcome = 0, time.monotonic(), "open"
+        self.release = threading.Event()
+
+    def run(self):
+        data = memoryview(header(8 * MiB) + self.BODY)
+        try:
+            self.sock.settimeout(0.2)
+            while self.sent < len(data) and not self.release.is_set():
+                try:
+                    self.sent += self.sock.send(data[self.sent:self.sent + 256 * KiB])
+                    self.last_progress = time.monotonic()
+                except TimeoutError:
+                    pass
+            while not self.release.is_set():
+                try:
+                    if not self.sock.recv(64 * KiB):
+                        self.outcome = "EOF"
+                        break
+                except TimeoutError:
+                    pass
+        except (ConnectionResetError, BrokenPipeError):
+            self.outcome = "reset"
+        except OSError as e:
+            self.outcome = f"error {e!r}"
+        finally:
+            self.sock.close()
+
+    def stalled(self):
+        return self.sent == 7 * MiB + 4 or time.monotonic() - self.last_progress > 0.5 or self.outcome != "open"
+
+
+def start_stallers(port, count):
+    stallers = []
+    try:
+        for _ in range(count):
+            stallers.append(Staller(port))
+    except OSError:
+        close_all(stallers)
+        raise
+    for s in stallers:
+        s.start()
+    return stallers
+
+
+def close_all(stallers, socks=()):
+    for s in stallers:
+        s.release.set()
+        if not s.is_alive():
+            s.sock.close()
+    for s in stallers:
+        s.join(5)
+    for s in socks:
+        s.close()
+
+
+def ended(stallers):
+    """How the stallers the server ended saw it: {'EOF': n, 'reset': m}."""
+    ends = [s.outcome for s in stallers if s.outcome != "open"]
+    return {o: ends.count(o) for o in sorted(set(ends))}
+
+
+# ---- scenarios: each runs its clients (closing all of them) and returns what it saw ----
+
+def idle_partial_frames(server, declared, body=b"", fresh_size=4 * KiB):
+    """Connections that each send a header declaring declared[i] and body, then nothing; then a fresh client."""
+    socks = open_partial(server.port, declared, body)
+    try:
+        held = len(declared) * (4 + len(body))
+        if not until(lambda: server.gauge(HELD) == held and server.gauge(OPEN) == len(declared), 15):
+            return {"problems": [f"the server never held the {len(declared)} connections' {held} bytes"]}
+        took, problem = fresh_client(server.port, fresh_size)
+        return {"fresh": took, "problems": [problem], "evictions": "none",
+                "note": f"{held} bytes sent, declaring {sum(declared) / 2**30:.2f} GiB"}
+    finally:
+        close_all([], socks)
+
+
+def s1_bare_headers(server):
+    return idle_partial_frames(server, [32 * MiB] * 64 + [1 << p for p in range(24, 9, -1) for _ in (0, 1)])
+
+
+def s2_stalled_partial_frames(server):
+    stallers = start_stallers(server.port, 14)
+    try:
+        until(lambda: all(s.stalled() for s in stallers), 15)
+        pushed = sum(s.sent for s in stallers)
+        took, problem = fresh_client(server.port, MiB)
+        until(lambda: server.gauge(WAITING) == 0, 3)  # evictions happen only while someone waits
+        evicted = server.gauge(EVICTED)
+        until(lambda: sum(s.outcome != "open" for s in stallers) >= evicted, 3)
+        ends = ended(stallers)
+        problems = [problem] + [f"{n} evicted staller(s) saw {o}" for o, n in ends.items() if o != "EOF"]
+        if sum(ends.values()) < evicted:
+            problems.append(f"{int(evicted) - sum(ends.values())} evicted staller(s) saw no end within 3 s")
+        return {"fresh": took, "problems": problems, "evictions": "some", "ends": ends,
+                "note": f"{pushed / MiB:.0f} MiB pushed before the fresh client"}
+    finally:
+        close_all(stallers)
+
+
+def s3_announced_barely_sent(server):
+    return idle_partial_frames(server, [32 * MiB] * 100, os.urandom(KiB), fresh_size=24)
+
+
+def full_speed_client(port, size, results, i, deadline):
+    """Sends one frame at full speed in one thread and reads its echo in another; results[i] = (done at, problem)."""
+    payload = os.urandom(size)
+    expected, digest, failed = hashlib.sha256(payload).digest(), hashlib.sha256(), []
+
+    def send():
+        try:
+            s.sendall(header(size) + payload)
+        except OSError as e:
+            failed.append(f"client {i} sending: {e!r}")
+    try:
+        with connect(port) as s:
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            sender = threading.Thread(target=send, daemon=True)
+            sender.start()
+            length, _ = read_frame(s, deadline, digest)
+            sender.join(max(0.0, deadline - time.monotonic()))
+        ok = length == size and digest.digest() == expected and not failed
+        results[i] = (time.monotonic(), None if ok else (failed or [f"client {i}: wrong echo"])[0])
+    except OSError as e:
+        results[i] = (time.monotonic(), f"client {i}: {e!r}")
+
+
+def s4_full_speed(server, clients=8, size=32 * MiB):
+    results = [None] * clients
+    start = time.monotonic()
+    threads = [threading.Thread(target=full_speed_client, daemon=True,
+                                args=(server.port, size, results, i, start + 60)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    until(lambda: server.gauge(WAITING) > 0, 3, 0.02)
+    took, problem = fresh_client(server.port, 4 * KiB)
+    for t in threads:
+        t.join(max(0.0, start + 65 - time.monotonic()))
+    problems = [problem] + [r[1] if r else "a client did not finish" for r in results if not r or r[1]]
+    done = max((r[0] for r in results if r), default=start) - start
+    return {"fresh": took, "problems": problems, "evictions": "none",
+            "note": f"{clients} x {size // MiB} MiB echoed in {done:.2f} s"}
+
+
+def s5_steady_uploader(server, size=8 * MiB, piece=64 * KiB, rate=512 * KiB):
+    stallers = start_stallers(server.port, 10)
+    try:
+        until(lambda: server.gauge(WAITING) > 0, 10)
+        payload = os.urandom(size)
+        result = {}
+
+        def upload():
+            try:
+                with connect(server.port) as s:
+                    result["port"] = s.getsockname()[1]
+                    s.sendall(header(size))
+                    t0 = time.monotonic()
+                    for off in range(0, size, piece):
+                        time.sleep(max(0.0, t0 + off / rate - time.monotonic()))
+                        s.sendall(payload[off:off + piece])
+                    result["sent"] = time.monotonic() - t0
+                    length, echo = read_frame(s, time.monotonic() + 10)
+                    result["ok"] = length == size and echo == payload
+            except OSError as e:
+                result["error"] = repr(e)
+
+        uploader = threading.Thread(target=upload, daemon=True)
+        uploader.start()
+        time.sleep(2)
+        took, problem = fresh_client(server.port, 4 * KiB)
+        uploader.join(size / rate + 15)
+        problems = [problem]
+        if not result.get("ok"):
+            problems.append(f"uploader: {result.get('error', 'wrong echo or unfinished')}")
+        if f"{HOST}:{result.get('port')} closing" in server.log():
+            problems.append("the steady uploader was closed by the server")
+        return {"fresh": took, "problems": problems, "evictions": "any", "ends": ended(stallers),
+                "note": f"the uploader's 8 MiB took {result.get('sent', 0):.1f} s to send"}
+    finally:
+        close_all(stallers)
+
+
+def s6_many_bare_headers(server, count=2000):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < count + 200:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 1000), hard))
+    return idle_partial_frames(server, [32 * MiB] * count)
+
+
+SCENARIOS = {
+    1: ("94 bare headers, 2.1 GiB declared", None, s1_bare_headers),
+    2: ("14 x 7 MiB of 8 MiB, stalled", 64 * MiB, s2_stalled_partial_frames),
+    3: ("100 x 1 KiB of 32 MiB, stalled", 64 * MiB, s3_announced_barely_sent),
+    4: ("8 x 32 MiB at full speed", 64 * MiB, s4_full_speed),
+    5: ("8 MiB at 512 KiB/s beside 10 stallers", 64 * MiB, s5_steady_uploader),
+    6: ("2,000 bare headers of 32 MiB", None, s6_many_bare_headers),
+}
+
+
+def run(number, jar, out):
+    title, budget, attack = SCENARIOS[number]
+    row = {"scenario": f"{number}. {title}", "problems": []}
+    try:
+        server = Server(jar, budget, os.path.join(out, f"server-{number}.log"))
+    except (RuntimeError, OSError) as e:
+        return {**row, "problems": [str(e)]}
+    try:
+        time.sleep(0.5)
+        before, start = server.rss(), time.monotonic()
+        try:
+            seen = attack(server)
+        except OSError as e:
+            seen = {"problems": [f"clients: {e!r}"]}
+        end = time.monotonic()
+        row.update(budget=server.budget, rss_before=before, rss_peak=server.peak_rss(start, end),
+                   fresh=seen.get("fresh"), ends=seen.get("ends", {}), note=seen.get("note", ""))
+        row["problems"] += [p for p in seen["problems"] if p]
+        if server.proc.poll() is not None:
+            row["problems"].append(f"the server died (exit status {server.proc.returncode})")
+        else:
+            until(lambda: server.gauge(HELD) == 0 and server.gauge(WAITING) == 0, 10)
+            metrics = server.metrics()
+            row.update(held_after=int(metrics.get(HELD, -1)), evicted=int(metrics.get(EVICTED, -1)),
+                       waiting_after=int(metrics.get(WAITING, -1)))
+            row["other_closes"] = {r: int(metrics[CLOSED % r]) for r in ("frame_timeout", "write_stall", "io_error")
+                                   if metrics.get(CLOSED % r)}
+            if row["held_after"] != 0 or row["waiting_after"] != 0:
+                row["problems"].append(f"after the clients left: {row['held_after']} bytes held, "
+                                       f"{row['waiting_after']} waiting")
+            lines = server.log().count(EVICTED_LINE)
+            if lines != row["evicted"]:
+                row["problems"].append(f"{lines} eviction log lines but budget_evicted = {row['evicted']}")
+            expected = seen.get("evictions")
+            if expected == "none" and row["evicted"] > 0:
+                row["problems"].append(f"{row['evicted']} evicted where none may be")
+            if expected == "some" and row["evicted"] == 0:
+                row["problems"].append("no staller was evicted")
+    except OSError as e:
+        row["problems"].append(f"metrics: {e!r}")
+    finally:
+        status = server.stop()
+        if status != 143:
+            row["problems"].append("the server did not stop on SIGTERM within 20 s" if status is None
+                                   else f"the server exited with {status} on SIGTERM, not 143")
+    return row
+
+
+def mib(n):
+    return f"{n / MiB:.0f}" if n is not None else "-"
+
+
+def markdown(rows):
+    lines = ["| scenario | budget (MiB) | fresh client answered in (s) | peak RSS during attack (MiB) | "
+             "RSS before attack (MiB) | peak minus before vs budget | evicted | held after (bytes) | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        rise = (f"+{mib(r['rss_peak'] - r['rss_before'])} vs {mib(r['budget'])} "
+                f"({(r['rss_peak'] - r['rss_before']) / r['budget']:.2f}x)") if r.get("rss_before") else "-"
+        ends = ", ".join(f"{n} {o}" for o, n in r.get("ends", {}).items())
+        others = "".join(f" + {n} {reason}" for reason, n in r.get("other_closes", {}).items())
+        evicted = f"{r.get('evicted', '-')}{others}" + (f" (stallers saw: {ends})" if ends else "")
+        fresh = f"{r['fresh']:.3f}" if r.get("fresh") is not None else "-"
+        result = "FAIL: " + "; ".join(r["problems"]) if r["problems"] else "pass"
+        if r.get("note"):
+            result += f" ({r['note']})"
+        lines.append(f"| {r['scenario']} | {mib(r.get('budget'))} | {fresh} | {mib(r.get('rss_peak'))} | "
+                     f"{mib(r.get('rss_before'))} | {rise} | {evicted} | {r.get('held_after', '-')} | {result} |")
+    lines.append("")
+    lines.append("RSS is the whole JVM process (heap, code, threads, Netty's direct memory), so compare the rise "
+                 "during the attack, not the total, with the budget; the budget may be passed by one frame "
+                 "(the completion reserve) plus reads in flight.")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jar", help="the runnable jar (default: target/frame-echo.jar, built when missing)")
+    parser.add_argument("--only", type=int, action="append", choices=sorted(SCENARIOS), help="run this scenario")
+    parser.add_argument("--json", help="write the rows as JSON to this file")
+    parser.add_argument("--out", default=os.path.join(ROOT, "target", "budget"), help="where server logs go")
+    args = parser.parse_args()
+    jar = args.jar or os.path.join(ROOT, "target", "frame-echo.jar")
+    if not os.path.isfile(jar):
+        if args.jar:
+            sys.exit(f"budget.py: no jar at {jar}")
+        print("budget.py: building target/frame-echo.jar", file=sys.stderr)
+        subprocess.run(["mvn", "-B", "-q", "-ntp", "package", "-DskipTests"], cwd=ROOT, check=True)
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    for number in args.only or sorted(SCENARIOS):
+        print(f"budget.py: scenario {number}: {SCENARIOS[number][0]}", file=sys.stderr)
+        rows.append(run(number, jar, args.out))
+    print(markdown(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    failed = [r["scenario"] for r in rows if r["problems"]]
+    if failed:
+        print(f"budget.py: failed: {', '.join(failed)}; server logs in {args.out}", file=sys.stderr)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

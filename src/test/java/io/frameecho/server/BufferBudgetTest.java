@@ -211,6 +211,43 @@ class BufferBudgetTest {
   }
 
   /**
+   * Tricklers are never stalled: three clients send all but 1,000 bytes of a 32 MiB frame, more than a
+   * 64 MiB budget together, then one byte every 150 ms. The one holding the reserve reads too little to keep
+   * it, and a fresh client's 4 KiB frame is answered within about a second, not when frameTimeoutMs ends
+   * the tricklers.
+   */
+  @Test
+  void tricklersDoNotKeepTheReserveFromAFreshClient(Vertx vertx, VertxTestContext ctx) {
+    int size = 32 << 20;
+    List<Long> timers = new ArrayList<>();
+    deploy(vertx, new JsonObject().put("maxBufferedBytes", 64L << 20)).compose(port ->
+      openAll(vertx, port, 3).compose(tricklers -> {
+        for (RawConnection c : tricklers) {
+          c.write(Buffer.buffer().appendIntLE(size).appendBuffer(payload(size - 1000, 3)));
+        }
+        return until(vertx, "the tricklers' bytes held", () -> limits(vertx).budget().used() > (64L << 20)
+            && limits(vertx).budget().waiting() > 0, 1000)
+          .compose(v -> {
+            for (RawConnection c : tricklers) {
+              timers.add(vertx.setPeriodic(150, id -> c.write(Buffer.buffer(new byte[] {'t'}))));
+            }
+            return vertx.timer(1, TimeUnit.SECONDS);
+          })
+          .compose(v -> roundTrip(vertx, port, 4096))
+          .map(ms -> {
+            System.out.println("FIGURE tricklers: a fresh 4 KiB frame answered in " + ms + " ms beside 3 tricklers");
+            ctx.verify(() -> assertTrue(ms < 1500, "a fresh 4 KiB frame took " + ms + " ms beside tricklers"));
+            return null;
+          })
+          .eventually(() -> {
+            timers.forEach(vertx::cancelTimer);
+            return Future.succeededFuture();
+          })
+          .compose(v -> recovered(vertx, port, tricklers));
+      })).onComplete(ctx.succeedingThenComplete());
+  }
+
+  /**
    * Eight clients at full speed, two 4 MiB frames each, want four times a 16 MiB budget: all finish
    * byte-exact, nobody is evicted, and the budget holds at most its limit plus one frame plus reads in flight.
    */

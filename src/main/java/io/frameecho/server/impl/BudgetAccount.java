@@ -57,6 +57,8 @@ final class BudgetAccount {
   private long frameBytesPublished;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
+  /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
+  private volatile boolean reserveWasted;
   private boolean waitingForBudget;
   private boolean holdingReserve;
   /** The connection is closing: nothing more is parsed, so nothing it reads is held. */
@@ -94,6 +96,7 @@ final class BudgetAccount {
   int frameTaken(int bytes) {
     unparsed -= bytes;
     frameBytes = 0;
+    reserveWasted = false;
     if (holdingReserve) {
       holdingReserve = false;
       budget.returnReserve(this);
@@ -186,14 +189,16 @@ final class BudgetAccount {
   }
 
   /**
-   * The check found this connection holding the reserve without progress at {@code seenProgress} while
-   * others wait: the reserve goes to the next nearest frame. The connection keeps reading under the limit,
-   * and its grace goes on running: a stalled one is still evicted.
+   * The check found this connection holding the reserve while others wait, and free to read, but reading
+   * too little to deserve it (a staller, or a trickler): the reserve goes to the next in line, and this
+   * frame goes behind the others for it. The connection keeps reading under the limit, and its grace goes
+   * on running: a stalled one is still evicted.
    */
-  void yieldReserveIfStalled(long seenProgress) {
+  void yieldReserve() {
     context.runOnContext(v -> {
-      if (holdingReserve && progress == seenProgress) {
+      if (holdingReserve) {
         holdingReserve = false;
+        reserveWasted = true;
         budget.returnReserve(this);
       }
     });
@@ -226,6 +231,19 @@ final class BudgetAccount {
 
   long unparsedBytes() {
     return (long) UNPARSED.getOpaque(this);
+  }
+
+  /** Bytes ever read, as last published. */
+  long progress() {
+    return (long) PROGRESS.getOpaque(this);
+  }
+
+  boolean readable() {
+    return readable;
+  }
+
+  boolean reserveWasted() {
+    return reserveWasted;
   }
 
   /** Bytes still to read before the frame under way is complete; large when its header is not decided yet. */

@@ -26,12 +26,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * <ul>
  *   <li><b>Release</b>: when bytes are released (a response written, a connection closed) and the budget
  *   has room again, the waiting connections read again.</li>
- *   <li><b>The completion reserve</b>: one waiting connection at a time, the one whose incomplete frame is
- *   nearest completion, may read past the limit until that frame is complete, by up to one frame
- *   ({@code maxFrameSize} and its header). Frames the budget holds can therefore always complete, even
- *   when incomplete frames alone fill it. A holder whose frame makes no progress for two checks hands the
- *   reserve to the next nearest, so a staller that took it cannot keep a fresh client waiting for its
- *   whole grace.</li>
+ *   <li><b>The completion reserve</b>: one waiting connection at a time may read past the limit until its
+ *   frame is complete, by up to one frame ({@code maxFrameSize} and its header). Frames the budget holds
+ *   can therefore always complete, even when incomplete frames alone fill it. Next in line is the frame
+ *   nearest completion. A holder that reads less than
+ *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
+ *   its frame goes behind every other for it.</li>
  *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
  *   connections whose incomplete frame has made no progress for {@code budgetGraceMs} while they were
  *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
@@ -42,11 +42,14 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class BufferBudget {
 
+  /** Bytes a reserve holder must read in two checks (320 KiB/s at the default grace) to keep the reserve. */
+  static final long RESERVE_MIN_PROGRESS = 64 * 1024;
+
   private final long limit;
   /** The completion reserve: one whole frame, header included. */
   private final long reserve;
   private final long graceNanos;
-  /** A reserve holder that makes no progress for this long while others wait hands the reserve on. */
+  /** How often a reserve holder's progress is weighed while others wait. */
   private final long yieldNanos;
   private final long checkMs;
   private final AtomicLong used = new AtomicLong();
@@ -62,6 +65,10 @@ public final class BufferBudget {
   /** The account holding the completion reserve, or null. */
   private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
   private final AtomicBoolean watching = new AtomicBoolean();
+  /** The reserve's holder as the check last saw it, and its progress then (under the check's lock). */
+  private BudgetAccount holderWeighed;
+  private long holderProgress;
+  private long holderWeighedNanos;
 
   public BufferBudget(long limit, int maxFrameSize, long graceMs) {
     this.limit = limit;
@@ -177,34 +184,37 @@ public final class BufferBudget {
   }
 
   /**
-   * Gives the completion reserve, if free, to the waiting connection whose incomplete frame is nearest
-   * completion; while responses are held (they will be released), only if the frame fits within the
-   * limit plus one frame.
+   * Gives the completion reserve, if free, to the next waiting connection in line: frames that have not
+   * wasted it first, then the nearest completion. While responses are held (they will be released), only
+   * if the frame fits within the limit plus one frame.
    */
   private void offerReserve() {
     if (completing.get() != null) {
       return;
     }
-    BudgetAccount nearest = null;
-    long nearestRemaining = Long.MAX_VALUE;
+    BudgetAccount next = null;
+    boolean nextWasted = true;
+    long nextRemaining = Long.MAX_VALUE;
     for (BudgetAccount account : waiting) {
       if (account.unparsedBytes() > 0) {
+        boolean wasted = account.reserveWasted();
         long remaining = account.remainingBytes();
-        if (remaining < nearestRemaining) {
-          nearest = account;
-          nearestRemaining = remaining;
+        if (next == null || (nextWasted && !wasted) || (wasted == nextWasted && remaining < nextRemaining)) {
+          next = account;
+          nextWasted = wasted;
+          nextRemaining = remaining;
         }
       }
     }
-    if (nearest == null) {
+    if (next == null) {
       return;
     }
     long now = used.get();
-    if (now + nearestRemaining > limit + reserve && now - unparsed.get() > 0) {
+    if (now + nextRemaining > limit + reserve && now - unparsed.get() > 0) {
       return;
     }
-    if (completing.compareAndSet(null, nearest)) {
-      nearest.reserveGranted();
+    if (completing.compareAndSet(null, next)) {
+      next.reserveGranted();
     }
   }
 
@@ -223,6 +233,26 @@ public final class BufferBudget {
     }
   }
 
+  /**
+   * A reserve that barely moves (a staller that took it, a client trickling a byte at a time) would keep
+   * every waiting frame, a fresh client's too, waiting for as long as the holder likes: free to read, it
+   * must read {@link #RESERVE_MIN_PROGRESS} bytes every two checks to keep it.
+   */
+  private void weighHolder(BudgetAccount holder, long now) {
+    if (holder != holderWeighed) {
+      holderWeighed = holder;
+      holderProgress = holder == null ? 0 : holder.progress();
+      holderWeighedNanos = now;
+    } else if (holder != null && now - holderWeighedNanos >= yieldNanos) {
+      long progress = holder.progress();
+      if (holder.readable() && progress - holderProgress < RESERVE_MIN_PROGRESS) {
+        holder.yieldReserve();
+      }
+      holderProgress = progress;
+      holderWeighedNanos = now;
+    }
+  }
+
   /** While anyone waits: evicts stalled holders, largest first, until the budget is under its limit. */
   private synchronized void check(Vertx vertx, long timerId) {
     if (waitingCount.get() == 0) {
@@ -236,18 +266,11 @@ public final class BufferBudget {
     offerReserve();
     long now = System.nanoTime();
     BudgetAccount holder = completing.get();
+    weighHolder(holder, now);
     List<BudgetAccount> stalled = new ArrayList<>();
     for (BudgetAccount account : accounts) {
-      if (account.observe(now)) {
-        long stalledNanos = now - account.progressSeenNanos;
-        if (account == holder && stalledNanos >= yieldNanos) {
-          // A reserve that does not move would keep every waiting frame, a fresh client's too, waiting for
-          // the holder's whole grace.
-          account.yieldReserveIfStalled(account.progressSeen);
-        }
-        if (stalledNanos >= graceNanos) {
-          stalled.add(account);
-        }
+      if (account.observe(now) && now - account.progressSeenNanos >= graceNanos) {
+        stalled.add(account);
       }
     }
     if (stalled.isEmpty()) {

@@ -96,7 +96,10 @@ final class BudgetAccount {
   int frameTaken(int bytes) {
     unparsed -= bytes;
     frameBytes = 0;
-    reserveWasted = false;
+    if (reserveWasted) {
+      // Read first: a volatile store on every frame would cost a fence.
+      reserveWasted = false;
+    }
     if (holdingReserve) {
       holdingReserve = false;
       budget.returnReserve(this);

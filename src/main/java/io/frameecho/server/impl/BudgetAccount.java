@@ -93,7 +93,7 @@ final class BudgetAccount {
   }
 
   /** A whole frame of {@code bytes} (header included) is handed over: what it holds passes to its response. */
-  int frameTaken(int bytes) {
+  void frameTaken(int bytes) {
     unparsed -= bytes;
     frameBytes = 0;
     if (reserveWasted) {
@@ -104,7 +104,6 @@ final class BudgetAccount {
       holdingReserve = false;
       budget.returnReserve(this);
     }
-    return bytes;
   }
 
   /** The parser has parsed what it could: the count of unparsed bytes is brought up to date (once per read). */
@@ -223,7 +222,7 @@ final class BudgetAccount {
    * incomplete frame, is free to read, and has read nothing since the last look).
    */
   boolean observe(long nowNanos) {
-    long seen = (long) PROGRESS.getOpaque(this);
+    long seen = progress();
     if (seen != progressSeen || !readable) {
       progressSeen = seen;
       progressSeenNanos = nowNanos;

@@ -148,7 +148,8 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   /** A whole request frame, as Netty gave it: the one place where a request is complete. */
   @Override
   public void frame(ByteBuf frame) {
-    int held = account.frameTaken(frame.readableBytes());
+    int held = frame.readableBytes();
+    account.frameTaken(held);
     int length = frame.readableBytes() - Frames.HEADER_SIZE;
     if (log.isTraceEnabled()) {
       byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];

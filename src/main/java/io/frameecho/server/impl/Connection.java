@@ -245,11 +245,6 @@ public final class Connection implements FrameParser.Listener, ChannelAdapter.Ev
   }
 
   @Override
-  public boolean readingPaused() {
-    return !gate.isOpen();
-  }
-
-  @Override
   public boolean insideFrame() {
     return !parser.atFrameBoundary();
   }

@@ -21,9 +21,6 @@ final class ConnectionTimers {
     /** The connection is not idle even without requests: answers awaited, reading paused, a frame started. */
     boolean busy();
 
-    /** Reading is paused by the server (not the client's slowness). */
-    boolean readingPaused();
-
     /** A frame has started and is not complete. */
     boolean insideFrame();
 

@@ -3,6 +3,7 @@ package io.frameecho.client;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.Frames;
 import io.vertx.core.Context;
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -72,8 +73,8 @@ public final class FrameClient {
   private void start() {
     FrameParser parser = FrameParser.reading(socket, maxFrameSize, new FrameParser.Listener() {
       @Override
-      public void frame(Buffer payload) {
-        onResponse(payload);
+      public void frame(ByteBuf frame) {
+        onResponse(Frames.payload(frame));
       }
 
       @Override

@@ -42,25 +42,18 @@ import io.vertx.core.streams.ReadStream;
  */
 public final class FrameParser implements Handler<Buffer> {
 
-  /** What the parser tells its owner, in stream order. */
+  /**
+   * What the parser tells its owner, in stream order: a frame, a failure, the end. Whatever else the owner
+   * needs to know (bytes buffered, the size a header announced, whether a frame has started) it asks, with
+   * {@link #bufferedBytes()}, {@link #announcedFrameSize()} and {@link #atFrameBoundary()}.
+   */
   public interface Listener {
 
-    /** A complete request or response payload, in a buffer of its own. */
-    void frame(Buffer payload);
-
     /**
-     * A complete frame, header included, as a Netty buffer the listener now owns and must release. The
-     * default copies the payload out and calls {@link #frame(Buffer)}; override it to avoid the copy.
+     * A complete frame, header included, as a Netty buffer the listener now owns and must release: a slice
+     * of the read when the frame lay whole in it. {@link Frames#payload} copies the payload out.
      */
-    default void frame(ByteBuf frame) {
-      try {
-        byte[] payload = new byte[frame.readableBytes() - Frames.HEADER_SIZE];
-        frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, payload);
-        frame(Buffer.buffer(payload));
-      } finally {
-        frame.release();
-      }
-    }
+    void frame(ByteBuf frame);
 
     /**
      * A {@link FrameTooLargeException} on an oversized header (the parser has stopped for good by then), or
@@ -70,21 +63,6 @@ public final class FrameParser implements Handler<Buffer> {
 
     /** The source ended; {@link #atFrameBoundary()} tells a clean end from a cut frame. */
     default void ended() {
-    }
-
-    /** The first bytes of a frame have arrived (the frame is not complete yet). */
-    default void frameStarted() {
-    }
-
-    /** A header announced {@code length} payload bytes (0 &lt; length &lt;= max); the body is read next. */
-    default void bodyAnnounced(int length) {
-    }
-
-    /**
-     * The bytes received so far have been parsed, as far as the parser could go: the frames of one read
-     * have all been delivered. A listener that batches its answers writes them now.
-     */
-    default void parsed() {
     }
   }
 
@@ -130,7 +108,8 @@ public final class FrameParser implements Handler<Buffer> {
   /** Bytes given to the parser, and bytes of the frames it has delivered. */
   private long received;
   private long delivered;
-  private long frames;
+  /** Calls of {@link #releaseBuffers()}, so that a parse it interrupts holds nothing more. */
+  private int releases;
 
   private FrameParser(Demand demand, int maxFrameSize, Listener listener) {
     if (maxFrameSize <= 0) {
@@ -187,21 +166,17 @@ public final class FrameParser implements Handler<Buffer> {
       bytes.release();
       return;
     }
-    boolean wasAtBoundary = atFrameBoundary();
-    long framesBefore = frames;
     received += bytes.readableBytes();
     if (paused || held != null) {
       hold(bytes);
     } else {
       parse(bytes);
     }
-    if (state != State.FAILED && !atFrameBoundary() && (wasAtBoundary || frames != framesBefore)) {
-      listener.frameStarted();
-    }
   }
 
   /** Parses {@code in} until it is used up, the parser pauses or fails; holds what is left; releases {@code in}. */
   private void parse(ByteBuf in) {
+    int releasesBefore = releases;
     try {
       // A header decided at the end of a read goes on without another byte: it may end a zero-length frame.
       while (!paused && state != State.FAILED && (in.isReadable() || state == State.HEADER_DECIDED)) {
@@ -213,14 +188,15 @@ public final class FrameParser implements Handler<Buffer> {
           default -> throw new IllegalStateException(state.name());
         }
       }
-      if (in.isReadable() && state != State.FAILED) {
+      // Unless the owner released the parser's buffers meanwhile (it closed, from a frame's handling): then the
+      // rest of this read belongs to a stream that is gone.
+      if (in.isReadable() && state != State.FAILED && releases == releasesBefore) {
         hold(in.retainedSlice());
         in.skipBytes(in.readableBytes());
       }
     } finally {
       in.release();
     }
-    listener.parsed();
   }
 
   /** {@link State#AT_BOUNDARY}: a whole header is decided where it lies, in the read; a part of one is kept. */
@@ -246,8 +222,7 @@ public final class FrameParser implements Handler<Buffer> {
 
   /**
    * The header decision, the one place it is taken wherever the header's bytes lie. A length over the maximum
-   * (compared unsigned, before any body byte is kept) fails the parser; otherwise the body is announced, and
-   * the listener may pause here (to wait for memory, say) before any of the body is gathered.
+   * (compared unsigned, before any body byte is kept) fails the parser.
    */
   private void decideHeader(long length) {
     if (length > maxFrameSize) {
@@ -256,9 +231,6 @@ public final class FrameParser implements Handler<Buffer> {
     }
     bodyLength = (int) length;
     state = State.HEADER_DECIDED;
-    if (bodyLength > 0) {
-      listener.bodyAnnounced(bodyLength);
-    }
   }
 
   /**
@@ -287,7 +259,6 @@ public final class FrameParser implements Handler<Buffer> {
 
   private void deliver(ByteBuf frame) {
     delivered += frame.readableBytes();
-    frames++;
     listener.frame(frame);
   }
 
@@ -346,10 +317,19 @@ public final class FrameParser implements Handler<Buffer> {
   }
 
   /**
+   * The whole size, header included, of the frame whose header has been decided and which is not delivered
+   * yet; 0 when there is none (between frames, inside a header, after a failure).
+   */
+  public long announcedFrameSize() {
+    return state == State.HEADER_DECIDED || state == State.READING_BODY ? (long) Frames.HEADER_SIZE + bodyLength : 0;
+  }
+
+  /**
    * Releases what the parser holds; call when the stream is gone. A frame under way is dropped: bytes fed
    * after this would start a new one.
    */
   public void releaseBuffers() {
+    releases++;
     partial.release();
     if (held != null) {
       held.release();

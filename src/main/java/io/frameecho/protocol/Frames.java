@@ -37,6 +37,17 @@ public final class Frames {
     return Buffer.buffer(HEADER_SIZE).appendIntLE(payloadLength);
   }
 
+  /** The payload of a whole {@code frame} (header included), copied out; {@code frame} is released. */
+  public static Buffer payload(ByteBuf frame) {
+    try {
+      byte[] payload = new byte[frame.readableBytes() - HEADER_SIZE];
+      frame.getBytes(frame.readerIndex() + HEADER_SIZE, payload);
+      return Buffer.buffer(payload);
+    } finally {
+      frame.release();
+    }
+  }
+
   /** A whole frame (header and a copy of the payload) in one buffer. */
   public static Buffer frame(Buffer payload) {
     return Buffer.buffer(HEADER_SIZE + payload.length()).appendIntLE(payload.length()).appendBuffer(payload);

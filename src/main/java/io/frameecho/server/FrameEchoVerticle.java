@@ -1,7 +1,7 @@
 package io.frameecho.server;
 
 import io.vertx.core.Future;
-import io.frameecho.server.impl.OperationsEndpoint;
+import io.frameecho.server.impl.FrameEchoServerImpl;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.VertxException;
 import org.slf4j.Logger;
@@ -25,7 +25,9 @@ public class FrameEchoVerticle extends VerticleBase {
 
   /** The application given in code, or null to build the one the config's {@code handler} names. */
   private final RequestHandler requestHandler;
-  private FrameEchoServer server;
+  /** Where its connections report, or null for the built-in meters ({@code metrics.enabled}). */
+  private FrameEchoMetrics metrics;
+  private FrameEchoServerImpl server;
   private int metricsPort;
 
   /** What the launcher deploys: the application is the one the config's {@code handler} section names (echo by default). */
@@ -38,6 +40,15 @@ public class FrameEchoVerticle extends VerticleBase {
     this.requestHandler = Objects.requireNonNull(requestHandler, "requestHandler");
   }
 
+  /**
+   * Reports its server's connection events to {@code metrics} (an application's own metrics system, say) instead
+   * of the built-in meters; call it before deploying.
+   */
+  public FrameEchoVerticle metrics(FrameEchoMetrics metrics) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    return this;
+  }
+
   @Override
   public Future<?> start() {
     FrameEchoOptions options;
@@ -46,7 +57,11 @@ public class FrameEchoVerticle extends VerticleBase {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
-    server = FrameEchoServer.create(vertx, options).requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
+    server = new FrameEchoServerImpl(vertx, options);
+    server.requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
+    if (metrics != null) {
+      server.metrics(metrics);
+    }
     Future<FrameEchoServer> listening = server.listen()
       .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException ? e : cannotListen("", options.getHost(), options.getPort(), e)));
     if (!options.getMetrics().isEnabled()) {
@@ -55,10 +70,10 @@ public class FrameEchoVerticle extends VerticleBase {
     MetricsOptions metrics = options.getMetrics();
     // Only the metrics endpoint's own failure is described as one: a frame port that cannot be bound keeps
     // its own message. (A failed deployment closes the frame server Vert.x opened for it.)
-    return listening.compose(s -> OperationsEndpoint.start(vertx, metrics, s.operations())
+    return listening.compose(s -> server.openOperationsEndpoint(metrics)
         .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e))))
-      .onSuccess(http -> {
-        metricsPort = http.actualPort();
+      .onSuccess(port -> {
+        metricsPort = port;
         log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
           metricsPort, "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "");
       });

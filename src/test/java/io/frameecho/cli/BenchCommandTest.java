@@ -1,12 +1,13 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.RequestHandler;
-import io.vertx.core.Future;
 import io.frameecho.testkit.LogCapture;
-import io.frameecho.server.impl.Connection;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import io.frameecho.testkit.RecordingMetrics;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -14,6 +15,7 @@ import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
@@ -21,6 +23,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -34,7 +37,7 @@ class BenchCommandTest {
 
   /** The closes a test causes log WARN lines; captured, they stay off the console. */
   @RegisterExtension
-  final LogCapture connectionLog = LogCapture.of(Connection.class);
+  final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -52,9 +55,17 @@ class BenchCommandTest {
   }
 
   private static int server(Vertx vertx, RequestHandler handler) throws Exception {
-    return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
-      .requestHandler(handler).listen()
-      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    return listen(FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)).requestHandler(handler));
+  }
+
+  /** A server answering with {@code handler}, its connections reporting to {@code metrics}; returns its port. */
+  private static int server(Vertx vertx, RequestHandler handler, FrameEchoMetrics metrics) throws Exception {
+    return listen(FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+      .requestHandler(handler).metrics(metrics));
+  }
+
+  private static int listen(FrameEchoServer server) throws Exception {
+    return server.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
   }
 
   private static int echoServer(Vertx vertx) throws Exception {
@@ -144,10 +155,14 @@ class BenchCommandTest {
   @Test
   void aCleanCloseByTheServerIsReportedApartFromErrors(Vertx vertx) throws Exception {
     AtomicInteger count = new AtomicInteger();
+    RecordingMetrics serverEvents = new RecordingMetrics();
     int port = server(vertx, request -> count.incrementAndGet() > 300
-      ? Future.failedFuture(new IllegalStateException("closing time")) : Future.succeededFuture(request));
+      ? Future.failedFuture(new IllegalStateException("closing time")) : Future.succeededFuture(request), serverEvents);
     Path json = dir.resolve("closed.json");
     assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "-P", "4", "-d", "10", "-w", "0", "--json", json.toString()));
+    // The premise: both connections were ended by the server, for its failed handler, and by nothing else.
+    serverEvents.closes(2).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(List.of(CloseReason.HANDLER_FAILED, CloseReason.HANDLER_FAILED), serverEvents.closeReasons());
     JsonObject result = new JsonObject(Files.readString(json));
     assertEquals(2, result.getLong("serverCloses"), result.encode());
     assertEquals(0, result.getLong("errors"), result.encode());

@@ -1,19 +1,21 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
-import io.vertx.core.Future;
 import io.frameecho.testkit.LogCapture;
-import io.frameecho.server.impl.Connection;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import io.frameecho.testkit.RecordingMetrics;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,7 +27,7 @@ class ClientCommandTest {
 
   /** The handler failure a test causes logs a WARN line; captured, it stays off the console. */
   @RegisterExtension
-  final LogCapture connectionLog = LogCapture.of(Connection.class);
+  final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
 
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
   private final ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -62,13 +64,17 @@ class ClientCommandTest {
   /** A server that answers two of three requests and closes: the two answers are printed, then the error. */
   @Test
   void printsTheAnswersThatArrivedThenTheError(Vertx vertx) throws Exception {
+    RecordingMetrics serverEvents = new RecordingMetrics();
     int port = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
       .requestHandler(request -> request.toString().equals("three")
         ? Future.failedFuture(new IllegalStateException("no")) : Future.succeededFuture(request))
+      .metrics(serverEvents)
       .listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
     assertEquals(1, run("--port", String.valueOf(port), "one", "two", "three"));
     assertEquals("len:3 data:one\nlen:3 data:two\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
     assertEquals("frame-echo client: connection closed by the server\n", err.toString(StandardCharsets.UTF_8).replace("\r", ""));
+    serverEvents.closes(1).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(List.of(CloseReason.HANDLER_FAILED), serverEvents.closeReasons(), "the server ended it, for its failed handler");
   }
 
   @Test

@@ -1,11 +1,12 @@
 package io.frameecho.client;
 
+import io.frameecho.protocol.FrameTooLargeException;
+import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
-import io.vertx.core.Future;
 import io.frameecho.testkit.LogCapture;
-import io.frameecho.server.impl.Connection;
-import org.junit.jupiter.api.extension.RegisterExtension;
+import io.frameecho.testkit.RecordingMetrics;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
@@ -14,6 +15,7 @@ import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +23,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
@@ -29,7 +30,7 @@ class FrameClientTest {
 
   /** The handler failure a test causes logs a WARN line; captured, it stays off the console. */
   @RegisterExtension
-  final LogCapture connectionLog = LogCapture.of(Connection.class);
+  final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
 
   static Future<Integer> echoServer(Vertx vertx, int maxFrameSize) {
     return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(maxFrameSize))
@@ -55,12 +56,14 @@ class FrameClientTest {
       })));
   }
 
-  /** The server answers two requests and closes: those two complete, only the third fails. */
+  /** The server answers two requests and closes (its handler failed): those two complete, only the third fails. */
   @Test
   void answersThatArrivedBeforeACloseCompleteAndOnlyTheRestFail(Vertx vertx, VertxTestContext ctx) {
+    RecordingMetrics serverEvents = new RecordingMetrics();
     FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
       .requestHandler(request -> request.toString().equals("three")
         ? Future.failedFuture(new IllegalStateException("no third answer")) : Future.succeededFuture(request))
+      .metrics(serverEvents)
       .listen()
       .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
       .compose(client -> {
@@ -68,10 +71,12 @@ class FrameClientTest {
           client.request(Buffer.buffer("three")));
         return Future.join(answers).transform(ar -> Future.succeededFuture(answers)).eventually(client::close);
       })
+      .compose(answers -> serverEvents.closed(CloseReason.HANDLER_FAILED).map(answers))
       .onComplete(ctx.succeeding(answers -> ctx.verify(() -> {
         assertEquals("one", answers.get(0).result().toString());
         assertEquals("two", answers.get(1).result().toString());
         assertInstanceOf(FrameClientException.class, answers.get(2).cause());
+        assertEquals(List.of(CloseReason.HANDLER_FAILED), serverEvents.closeReasons(), "the server closed it, for its failed handler");
         ctx.completeNow();
       })));
   }
@@ -134,8 +139,10 @@ class FrameClientTest {
       .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort(), 1024))
       .onComplete(ctx.succeeding(client -> client.request(Buffer.buffer("hello!!!")).onComplete(ctx.failing(err -> ctx.verify(() -> {
         assertInstanceOf(FrameClientException.class, err);
-        assertTrue(err.getMessage().contains("frame length 2000 exceeds maxFrameSize 1024"), err.getMessage());
-        ctx.completeNow();
+        FrameTooLargeException tooLarge = assertInstanceOf(FrameTooLargeException.class, err.getCause());
+        assertEquals(2000, tooLarge.length());
+        assertEquals(1024, tooLarge.maxFrameSize());
+        client.close().onComplete(ctx.succeedingThenComplete());
       })))));
   }
 

@@ -20,6 +20,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -27,7 +31,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The metrics and health endpoint, scraped with a real HTTP client after known traffic, on a Vert.x
@@ -125,13 +131,30 @@ class MetricsTest {
     return Double.parseDouble(m.group(1));
   }
 
+  /**
+   * Waits until the meter {@code series} reads at least {@code atLeast}: the meter is the event (a counter is
+   * created at its first count, so it may be absent before). Scraped every 20 ms, at most 500 times.
+   */
+  private void awaitMeter(int metricsPort, String series, double atLeast) throws Exception {
+    Pattern line = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$");
+    String text = "";
+    for (int i = 0; i < 500; i++) {
+      text = scrape(metricsPort);
+      Matcher m = line.matcher(text);
+      if (m.find() && Double.parseDouble(m.group(1)) >= atLeast) {
+        return;
+      }
+      await(vertx.timer(20, TimeUnit.MILLISECONDS));
+    }
+    fail(series + " never reached " + atLeast + " in\n" + text);
+  }
+
   @Test
   void countsWhatHappened() throws Exception {
     FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 3).put("frameTimeoutMs", 300));
     int port = verticle.actualPort();
     // The protocol error and the turned-away connections below are meant: their WARN lines are captured.
-    LogCapture connectionLog = LogCapture.named("io.frameecho.server.impl.Connection");
-    captures.add(connectionLog);
+    captures.add(LogCapture.named("io.frameecho.server.impl.Connection"));
     captures.add(LogCapture.named("io.frameecho.server.impl.ConnectionLimits"));
     int requests = 10;
     int size = 100_000;
@@ -143,12 +166,13 @@ class MetricsTest {
       stream.appendBuffer(Frames.frame(Buffer.buffer(new byte[size])));
     }
     await(client.write(stream).compose(v -> client.expectFrames(requests)));
-    // One protocol error, one frame that never completes.
+    // One protocol error, one frame that never completes; each counted (and its place given back) before the next.
     RawConnection bad = await(RawConnection.open(vertx, port));
     await(bad.write(Buffer.buffer().appendIntLE(-1)).compose(v -> bad.closed()));
-    await(connectionLog.await(ch.qos.logback.classic.Level.WARN, "protocol error: frame length 4294967295 exceeds maxFrameSize"));
+    awaitMeter(verticle.metricsPort(), "frame_echo_connections_closed_total{reason=\"protocol_error\"}", 1);
     RawConnection slow = await(RawConnection.open(vertx, port));
     await(slow.write(Buffer.buffer(new byte[] {1, 0})).compose(v -> slow.closed()));
+    awaitMeter(verticle.metricsPort(), "frame_echo_connections_closed_total{reason=\"frame_timeout\"}", 1);
     // Three more while the first is open: maxConnections is 3, so... all three fit (the other two are gone)
     // and two more are turned away.
     List<RawConnection> extra = new ArrayList<>();
@@ -231,10 +255,38 @@ class MetricsTest {
     await(undeployed);
   }
 
+  /**
+   * With metrics off nothing listens on the metrics port, even one the configuration names; the same
+   * configuration with metrics on opens it, so the probe would have found an endpoint had there been one.
+   */
   @Test
   void metricsOffMeansNoEndpoint() throws Exception {
-    FrameEchoVerticle verticle = new FrameEchoVerticle();
-    await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0))));
-    assertEquals(0, verticle.metricsPort());
+    int metricsPort = freePort();
+    JsonObject metricsOff = new JsonObject().put("host", "127.0.0.1").put("port", 0)
+      .put("metrics", new JsonObject().put("enabled", false).put("host", "127.0.0.1").put("port", metricsPort));
+    FrameEchoVerticle off = new FrameEchoVerticle();
+    String id = await(vertx.deployVerticle(off, new DeploymentOptions().setConfig(metricsOff)));
+    RawConnection client = await(RawConnection.open(vertx, off.actualPort()));
+    assertEquals(List.of(Buffer.buffer("up")), await(client.write(Frames.frame(Buffer.buffer("up"))).compose(v -> client.expectFrames(1))),
+      "the frame server itself is up");
+    await(client.close());
+    assertEquals(0, off.metricsPort());
+    assertThrows(ConnectException.class, () -> new Socket("127.0.0.1", metricsPort).close(),
+      "something listens on the metrics port with metrics off");
+    await(vertx.undeploy(id));
+
+    FrameEchoVerticle on = new FrameEchoVerticle();
+    JsonObject metricsOn = metricsOff.copy();
+    metricsOn.getJsonObject("metrics").put("enabled", true);
+    await(vertx.deployVerticle(on, new DeploymentOptions().setConfig(metricsOn)));
+    assertEquals(metricsPort, on.metricsPort());
+    assertEquals("200 {\"status\":\"UP\"}\n", fetch(metricsPort, "/health/live"));
+  }
+
+  /** A loopback port that was free a moment ago: bound, learnt, freed. */
+  private static int freePort() throws Exception {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      return socket.getLocalPort();
+    }
   }
 }

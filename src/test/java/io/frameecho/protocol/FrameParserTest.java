@@ -34,38 +34,18 @@ class FrameParserTest {
 
   private final List<Buffer> frames = new ArrayList<>();
   private final List<Throwable> errors = new ArrayList<>();
-  private final List<Integer> announced = new ArrayList<>();
-  private int started;
-  /** What the listener saw, in order: "f" per frame, "|" when the parser said it had parsed what it was given. */
-  private final StringBuilder events = new StringBuilder();
   private Consumer<Buffer> onFrame = frames::add;
 
   private FrameParser parser(int maxFrameSize) {
     return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
       @Override
-      public void frame(Buffer payload) {
-        events.append('f');
-        onFrame.accept(payload);
-      }
-
-      @Override
-      public void parsed() {
-        events.append('|');
+      public void frame(ByteBuf frame) {
+        onFrame.accept(Frames.payload(frame));
       }
 
       @Override
       public void failed(Throwable error) {
         errors.add(error);
-      }
-
-      @Override
-      public void frameStarted() {
-        started++;
-      }
-
-      @Override
-      public void bodyAnnounced(int length) {
-        announced.add(length);
       }
     });
   }
@@ -180,7 +160,7 @@ class FrameParserTest {
   }
 
   @Test
-  void parsedFollowsTheFramesOfEachBufferAndWaitsWhilePaused() {
+  void afterEachFeedTheQueriesTellWhatIsHeldWhilePausedAndWhatIsUnderWay() {
     FrameParser[] holder = new FrameParser[1];
     onFrame = f -> {
       frames.add(f);
@@ -191,15 +171,30 @@ class FrameParserTest {
     FrameParser p = parser(100);
     holder[0] = p;
     p.handle(Buffer.buffer().appendBuffer(frame("a")).appendBuffer(frame("b")).appendBuffer(frame("c")));
-    assertEquals("ff|", events.toString(), "one signal after the frames of a buffer, also when it stops early");
+    assertEquals(List.of(Buffer.buffer("a"), Buffer.buffer("b")), frames, "the read stops where the listener paused");
+    assertEquals(5, p.bufferedBytes(), "the frame after the pause is held whole");
+    assertFalse(p.atFrameBoundary());
+    assertEquals(0, p.announcedFrameSize(), "a held frame's header is not decided while paused");
     p.handle(frame("d"));
-    assertEquals("ff|", events.toString(), "nothing is parsed while paused");
+    assertEquals(2, frames.size(), "nothing is delivered while paused");
+    assertEquals(10, p.bufferedBytes(), "a read while paused is held on top");
+    assertEquals(0, p.announcedFrameSize());
     p.resume();
-    assertEquals("ff|ff|", events.toString(), "what was held is parsed on resume, then signalled once");
+    assertEquals(List.of(Buffer.buffer("a"), Buffer.buffer("b"), Buffer.buffer("c"), Buffer.buffer("d")), frames,
+      "what was held is delivered on resume, in order");
+    assertEquals(0, p.bufferedBytes());
+    assertTrue(p.atFrameBoundary());
     Buffer split = frame("split");
     p.handle(split.getBuffer(0, 6));
+    assertEquals(4, frames.size(), "a read without a whole frame delivers nothing");
+    assertEquals(6, p.bufferedBytes());
+    assertFalse(p.atFrameBoundary());
+    assertEquals(9, p.announcedFrameSize(), "its header is whole: the frame's size is known");
     p.handle(split.getBuffer(6, split.length()));
-    assertEquals("ff|ff||f|", events.toString(), "a buffer without a whole frame is signalled too");
+    assertEquals(Buffer.buffer("split"), frames.get(4));
+    assertEquals(0, p.bufferedBytes());
+    assertTrue(p.atFrameBoundary());
+    assertEquals(0, p.announcedFrameSize(), "nothing announced once the frame is delivered");
   }
 
   @Test
@@ -232,32 +227,44 @@ class FrameParserTest {
     FrameParser p = parser(100);
     assertTrue(p.atFrameBoundary());
     p.handle(Buffer.buffer(new byte[] {5, 0}));
+    assertFalse(p.atFrameBoundary(), "inside a header");
+    assertEquals(0, p.announcedFrameSize(), "inside a header nothing is announced yet");
     p.handle(Buffer.buffer(new byte[] {0, 0, 'x'}));
     assertFalse(p.atFrameBoundary(), "inside a body");
+    assertEquals(9, p.announcedFrameSize());
     p.handle(Buffer.buffer("yzzz"));
     assertTrue(p.atFrameBoundary());
+    assertEquals(0, p.announcedFrameSize());
     assertEquals(List.of(Buffer.buffer("xyzzz")), frames);
   }
 
   @Test
-  void frameStartsAreReportedOncePerFrameAndBodiesAnnouncedBeforeTheyArrive() {
+  void aFrameIsStartedFromItsFirstByteAndItsSizeAnnouncedBeforeItsBodyArrives() {
     FrameParser p = parser(100);
     p.handle(Buffer.buffer(new byte[] {2}));
-    assertEquals(1, started, "one header byte starts a frame");
+    assertFalse(p.atFrameBoundary(), "one header byte starts a frame");
+    assertEquals(1, p.bufferedBytes());
+    assertEquals(0, p.announcedFrameSize(), "a part of a header announces nothing");
     p.handle(Buffer.buffer(new byte[] {0, 0}));
-    assertEquals(1, started, "more bytes of the same frame do not start another");
+    assertFalse(p.atFrameBoundary());
+    assertEquals(3, p.bufferedBytes(), "more bytes of the same frame");
+    assertEquals(0, p.announcedFrameSize());
     p.handle(Buffer.buffer(new byte[] {0}));
-    assertEquals(List.of(2), announced, "the body's length is known before its bytes");
+    assertEquals(4 + 2, p.announcedFrameSize(), "the frame's size is known before its body's bytes");
+    assertTrue(frames.isEmpty());
     // The rest of this frame, a whole empty frame, and the start of a third, in one read.
     p.handle(Buffer.buffer(new byte[] {'a', 'b', 0, 0, 0, 0, 7}));
-    assertEquals(2, started);
     assertEquals(List.of(Buffer.buffer("ab"), Buffer.buffer()), frames);
     assertEquals(1, p.bufferedBytes());
-    // Exactly the rest of the third frame: nothing new starts.
+    assertFalse(p.atFrameBoundary(), "the third frame has started");
+    assertEquals(0, p.announcedFrameSize(), "its header is not whole yet");
+    // Exactly the rest of the third frame: it is delivered and nothing new starts.
     p.handle(Buffer.buffer(new byte[] {0, 0, 0, 1, 2, 3, 4, 5, 6, 7}));
-    assertEquals(2, started);
+    assertEquals(Buffer.buffer(new byte[] {1, 2, 3, 4, 5, 6, 7}), frames.get(2));
+    assertEquals(3, frames.size());
     assertTrue(p.atFrameBoundary());
     assertEquals(0, p.bufferedBytes());
+    assertEquals(0, p.announcedFrameSize());
   }
 
   @Test
@@ -268,9 +275,11 @@ class FrameParserTest {
     assertTrue(frames.isEmpty());
     assertEquals(7, p.bufferedBytes());
     assertFalse(p.atFrameBoundary());
+    assertEquals(0, p.announcedFrameSize(), "held bytes are not parsed while paused");
     p.resume();
     assertEquals(List.of(Buffer.buffer("abc")), frames);
     assertTrue(p.atFrameBoundary());
+    assertEquals(0, p.bufferedBytes());
   }
 
   /**
@@ -317,6 +326,7 @@ class FrameParserTest {
     p.handle(header);
     long forHeader = alloc.requested - before;
     assertTrue(forHeader <= 64, "a bare header set aside " + forHeader + " bytes");
+    assertEquals(4 + (32 << 20), p.announcedFrameSize(), "the whole size is announced nonetheless");
     long received = 0;
     Random random = new Random(11);
     for (int read : new int[] {1, 1000, 65_536, 65_536, 200_000, 3}) {
@@ -349,42 +359,20 @@ class FrameParserTest {
     /** Every buffer handed to the parser, each with one reference of the test's own on top of the parser's. */
     private final List<ByteBuf> inputs = new ArrayList<>();
     private final List<ByteBuf> received = new ArrayList<>();
-    private final List<Integer> bodies = new ArrayList<>();
     private final List<Throwable> failures = new ArrayList<>();
-    /** "f" per frame, "|" per parsed(), "a" per announced body, in order. */
-    private final StringBuilder seen = new StringBuilder();
     private final List<Boolean> demand = new ArrayList<>();
     private Consumer<ByteBuf> onReceived = frame -> { };
-    private Runnable onAnnounced = () -> { };
 
     private final FrameParser.Listener listener = new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf frame) {
-        seen.append('f');
         received.add(frame);
         onReceived.accept(frame);
       }
 
       @Override
-      public void frame(Buffer payload) {
-        throw new AssertionError("frame(ByteBuf) is overridden: no copy is made");
-      }
-
-      @Override
       public void failed(Throwable error) {
         failures.add(error);
-      }
-
-      @Override
-      public void bodyAnnounced(int length) {
-        seen.append('a');
-        bodies.add(length);
-        onAnnounced.run();
-      }
-
-      @Override
-      public void parsed() {
-        seen.append('|');
       }
     };
 
@@ -464,10 +452,10 @@ class FrameParserTest {
         assertEquals(0x5A, frame.getByte(frame.readerIndex()), "frame at " + offset + " is a slice of the read");
         offset += frame.readableBytes();
       }
-      assertEquals(List.of(5, 3000, 1), bodies);
-      assertEquals("affaffaf|", seen.toString(), "bodies announced before their frames, then one parsed()");
       assertEquals(1 + received.size(), input.refCnt(), "the test's reference and one per frame: the parser let go of the read");
       assertTrue(p.atFrameBoundary());
+      assertEquals(0, p.bufferedBytes(), "nothing kept: every frame was handed over");
+      assertEquals(0, p.announcedFrameSize());
     }
 
     @Test
@@ -510,12 +498,38 @@ class FrameParserTest {
     void framesFedOneByteAtATime() {
       FrameParser p = parser(1 << 16);
       byte[] bytes = stream(new Random(3), 6, 0, 1, 0, 0, 300);
-      feedOneByteAtATime(p, bytes);
+      // After every byte the queries follow the frame under way: inside its header nothing is announced; once
+      // the header is whole its size is, until the frame is delivered (at once, for an empty one).
+      int frameStart = 0;
+      int delivered = 0;
+      for (int i = 0; i < bytes.length; i++) {
+        feed(p, bytes, i, i + 1);
+        int intoFrame = i + 1 - frameStart;
+        String at = "after byte " + i;
+        if (intoFrame < Frames.HEADER_SIZE) {
+          assertEquals(delivered, received.size(), at + ": no new frame inside a header");
+          assertEquals(0, p.announcedFrameSize(), at + ": inside a header");
+          assertFalse(p.atFrameBoundary(), at);
+          assertEquals(intoFrame, p.bufferedBytes(), at);
+          continue;
+        }
+        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(Unpooled.wrappedBuffer(bytes), frameStart);
+        if (intoFrame < frameSize) {
+          assertEquals(delivered, received.size(), at + ": no new frame before its last byte");
+          assertEquals(frameSize, p.announcedFrameSize(), at + ": header whole, body under way");
+          assertFalse(p.atFrameBoundary(), at);
+          assertEquals(intoFrame, p.bufferedBytes(), at);
+        } else {
+          delivered++;
+          assertEquals(delivered, received.size(), at + ": the frame is delivered at its last byte");
+          assertEquals(0, p.announcedFrameSize(), at + ": delivered");
+          assertTrue(p.atFrameBoundary(), at);
+          assertEquals(0, p.bufferedBytes(), at);
+          frameStart = i + 1;
+        }
+      }
+      assertEquals(6, delivered);
       assertReceivedAre(bytes, "one byte at a time");
-      assertEquals(List.of(6, 1, 300), bodies);
-      assertEquals(bytes.length, seen.chars().filter(c -> c == '|').count(), "one parsed() per read");
-      assertTrue(p.atFrameBoundary());
-      assertEquals(0, p.bufferedBytes());
     }
 
     @Test
@@ -540,10 +554,12 @@ class FrameParserTest {
       feed(p, bytes, 0, 3);
       assertTrue(received.isEmpty());
       assertFalse(p.atFrameBoundary());
+      assertEquals(0, p.announcedFrameSize(), "inside a header");
       feed(p, bytes, 3, 4);
       assertReceivedAre(bytes, "split empty frame");
-      assertEquals(List.of(), bodies, "no body is announced for an empty frame");
+      assertEquals(0, p.announcedFrameSize(), "nothing left announced: the empty frame went out with its header");
       assertTrue(p.atFrameBoundary());
+      assertEquals(0, p.bufferedBytes());
     }
 
     @Test
@@ -578,34 +594,50 @@ class FrameParserTest {
     }
 
     @Test
-    void bytesReceivedWhilePausedAreParsedOnResumeAndSignalledOnce() {
+    void bytesReceivedWhilePausedAreParsedOnlyOnResumeAndAllAtOnce() {
       FrameParser p = parser(100);
       byte[] bytes = stream(new Random(5), 3, 0, 4);
       p.pause();
       feedOneByteAtATime(p, bytes);
-      assertEquals("", seen.toString(), "nothing parsed while paused");
+      assertTrue(received.isEmpty(), "nothing delivered while paused");
+      assertEquals(0, p.announcedFrameSize(), "nothing parsed while paused: no header decided");
       assertEquals(bytes.length, p.bufferedBytes());
+      assertFalse(p.atFrameBoundary());
       p.resume();
-      assertEquals("affaf|", seen.toString(), "held bytes parsed at once, then one parsed()");
-      assertReceivedAre(bytes, "after resume");
+      assertReceivedAre(bytes, "held bytes parsed at once on resume");
+      assertEquals(0, p.bufferedBytes());
+      assertTrue(p.atFrameBoundary());
       assertEquals(List.of(false, true), demand);
     }
 
+    /**
+     * An owner that pauses on what a header announced (to wait for memory, say), as it learns it from
+     * {@link FrameParser#announcedFrameSize()} after a read: the body bytes that come while paused are held
+     * raw, neither gathered nor delivered, until resume.
+     */
     @Test
-    void pausingOnAnAnnouncementKeepsTheBodyUnread() {
+    void pausingOnceAHeaderIsAnnouncedHoldsTheRestOfTheBodyUntilResume() {
       FrameParser p = parser(1 << 20);
-      onAnnounced = p::pause;
       byte[] bytes = stream(new Random(6), 1000, 2000);
       feed(p, bytes, 0, 2);
+      assertEquals(0, p.announcedFrameSize(), "half a header");
       feed(p, bytes, 2, 600);
-      assertEquals(List.of(1000), bodies);
-      assertEquals(1, liveBuffers() - inputs.size(), "only the header's four bytes are kept; no body buffer yet");
-      onAnnounced = () -> { };
-      feed(p, bytes, 600, bytes.length);
+      assertEquals(1004, p.announcedFrameSize(), "the header is whole");
+      p.pause();
+      assertEquals(List.of(false), demand, "reading turned off");
+      long liveWhenPaused = liveBuffers() - inputs.size();
+      feed(p, bytes, 600, 1004);
+      feed(p, bytes, 1004, bytes.length);
+      assertTrue(received.isEmpty(), "the rest of the body, and the next frame, are held while paused");
+      assertEquals(bytes.length, p.bufferedBytes());
+      assertEquals(1004, p.announcedFrameSize(), "still the first frame's, not the held second header's");
+      assertEquals(liveWhenPaused, liveBuffers() - inputs.size(), "held bytes are kept as they came: nothing set aside for them");
       p.resume();
-      assertReceivedAre(bytes, "after the announcement's pause");
-      assertEquals(List.of(1000, 2000), bodies, "each body announced once");
+      assertReceivedAre(bytes, "after the pause");
+      assertEquals(0, p.announcedFrameSize());
+      assertEquals(0, p.bufferedBytes());
       assertTrue(p.atFrameBoundary());
+      assertEquals(List.of(false, true), demand);
     }
 
     private long liveBuffers() {
@@ -639,7 +671,10 @@ class FrameParserTest {
       feed(p, new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 1, 2}, 0, 6);
       FrameTooLargeException e = assertInstanceOf(FrameTooLargeException.class, failures.get(0));
       assertEquals(0xFFFFFFFFL, e.length());
-      assertEquals(List.of(), bodies);
+      assertEquals(1, failures.size());
+      assertTrue(received.isEmpty());
+      assertEquals(0, p.announcedFrameSize(), "a refused header announces nothing");
+      assertEquals(inputs.size(), liveBuffers(), "nothing kept but the inputs: no body buffer for it");
     }
 
     @Test
@@ -663,12 +698,14 @@ class FrameParserTest {
     }
 
     @Test
-    void theDefaultListenerCopiesThePayloadOutAndReleasesTheFrame() {
+    void framesPayloadCopiesThePayloadOutAndReleasesTheFrame() {
       List<Buffer> payloads = new ArrayList<>();
+      List<ByteBuf> given = new ArrayList<>();
       FrameParser p = FrameParser.standalone(100, new FrameParser.Listener() {
         @Override
-        public void frame(Buffer payload) {
-          payloads.add(payload);
+        public void frame(ByteBuf frame) {
+          given.add(frame);
+          payloads.add(Frames.payload(frame));
         }
 
         @Override
@@ -680,7 +717,25 @@ class FrameParserTest {
       feedInRandomCuts(p, bytes, new Random(9), 5);
       assertTrue(failures.isEmpty());
       assertEquals(List.of(3, 0, 40), payloads.stream().map(Buffer::length).toList());
+      assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4, 4 + 3)), payloads.get(0));
       assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4 + 3 + 4 + 4, bytes.length)), payloads.get(2));
+      assertEquals(3, given.size());
+      for (ByteBuf frame : given) {
+        assertEquals(0, frame.refCnt(), "the frame is released once its payload is copied out");
+      }
+    }
+
+    @Test
+    void framesPayloadIsACopyNotAViewOfTheFrame() {
+      byte[] bytes = stream(new Random(10), 5);
+      ByteBuf frame = alloc.directBuffer(bytes.length).writeBytes(bytes);
+      frame.retain();
+      Buffer payload = Frames.payload(frame);
+      assertEquals(1, frame.refCnt(), "payload() let go of its reference");
+      assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4, bytes.length)), payload);
+      frame.setByte(Frames.HEADER_SIZE, bytes[Frames.HEADER_SIZE] + 1);
+      assertEquals(bytes[Frames.HEADER_SIZE], payload.getByte(0), "the payload does not share the frame's memory");
+      frame.release();
     }
   }
 }

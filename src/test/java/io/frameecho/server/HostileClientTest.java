@@ -2,11 +2,12 @@ package io.frameecho.server;
 
 import ch.qos.logback.classic.Level;
 import io.frameecho.protocol.Frames;
-import io.frameecho.server.impl.Connection;
-import io.frameecho.server.impl.ConnectionLimits;
+import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.Quiet;
 import io.frameecho.testkit.RawConnection;
+import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -42,14 +44,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
 class HostileClientTest {
 
+  /** The closes and rejections these tests cause on purpose log WARN and INFO lines; captured, they stay off the console. */
   private LogCapture connectionLog;
+  /** Also how often the rejection summary is logged: one line a second at most, however many are turned away. */
   private LogCapture limitsLog;
+  /** Also the shutdown line, the one place that says how many connections were drained and how many cut. */
   private LogCapture serverLog;
+  /** What the server decided: close reasons, rejections, protocol errors, reading paused, as events. */
+  private final RecordingMetrics metrics = new RecordingMetrics();
 
   @BeforeEach
   void captureLogs() {
-    connectionLog = LogCapture.of(Connection.class);
-    limitsLog = LogCapture.of(ConnectionLimits.class);
+    connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
+    limitsLog = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
     serverLog = LogCapture.of(FrameEchoServer.class);
   }
 
@@ -69,7 +76,7 @@ class HostileClientTest {
   private String deploymentId;
 
   private Future<Deployed> deploy(Vertx vertx, JsonObject config, RequestHandler handler) {
-    FrameEchoVerticle verticle = new FrameEchoVerticle(handler);
+    FrameEchoVerticle verticle = new FrameEchoVerticle(handler).metrics(metrics);
     JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);
     return vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)).map(id -> {
       Deployed d = new Deployed();
@@ -91,7 +98,7 @@ class HostileClientTest {
 
   /** The last response's bytes are released when its write completes, a moment after the client has it. */
   private ConnectionLimits limits(Vertx vertx) {
-    return ConnectionLimits.find(vertx, deploymentId);
+    return DeploymentLimits.of(vertx, deploymentId);
   }
 
   private Future<Void> budgetBackToZero(Vertx vertx, int checksLeft) {
@@ -127,8 +134,15 @@ class HostileClientTest {
           ctx.verify(() -> assertEquals(0, cutAlready, "the normal client was answered while the slow ones held on"));
           return Future.all(trickling.stream().map(RawConnection::closed).toList());
         })
-        .compose(v -> connectionLog.awaitCount(Level.INFO, "frameTimeoutMs", slow))
-        .compose(v -> Future.all(trickling.stream().map(RawConnection::close).toList()))
+        .compose(v -> metrics.closed(CloseReason.FRAME_TIMEOUT, slow))
+        .compose(v -> {
+          ctx.verify(() -> {
+            assertEquals(slow, metrics.closedFor(CloseReason.FRAME_TIMEOUT), "each slow connection cut for frameTimeoutMs");
+            assertTrue(metrics.closeReasons().stream().allMatch(r -> r == CloseReason.FRAME_TIMEOUT || r == CloseReason.CLIENT_CLOSED),
+              "no other reason: " + metrics.closeReasons());
+          });
+          return Future.all(trickling.stream().map(RawConnection::close).toList());
+        })
         .compose(v -> recovered(vertx, port));
     }).onComplete(ctx.succeedingThenComplete());
   }
@@ -177,15 +191,21 @@ class HostileClientTest {
               served.add(conns.get(i));
             }
           }
-          ctx.verify(() -> {
-            assertEquals(20, served.size(), "served up to maxConnections");
-            long lines = limitsLog.count(Level.WARN, "rejected");
-            assertTrue(lines >= 1 && lines <= 2, "one line a second at most, not one per connection: " + lines);
-          });
+          ctx.verify(() -> assertEquals(20, served.size(), "served up to maxConnections"));
           // Five leave; exactly five newcomers fit, the sixth does not.
           List<RawConnection> leaving = served.subList(0, 5);
-          return Future.all(leaving.stream().map(RawConnection::close).toList())
-            .compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 5))
+          return metrics.rejected(Rejection.MAX_CONNECTIONS, 10)
+            .map(v -> {
+              ctx.verify(() -> {
+                assertEquals(10, metrics.rejectedFor(Rejection.MAX_CONNECTIONS), "the ten over maxConnections turned away");
+                // How often the summary is logged, whatever it says: the behaviour under test is the flood protection.
+                long lines = limitsLog.count(Level.WARN);
+                assertTrue(lines >= 1 && lines <= 2, "one line a second at most, not one per connection: " + lines);
+              });
+              return null;
+            })
+            .compose(v -> Future.all(leaving.stream().map(RawConnection::close).toList()))
+            .compose(v -> metrics.closed(CloseReason.CLIENT_CLOSED, 5))
             .compose(v -> {
               List<Future<RawConnection>> more = new ArrayList<>();
               for (int i = 0; i < 6; i++) {
@@ -203,9 +223,14 @@ class HostileClientTest {
               });
             });
         }).compose(everyone -> Future.all(everyone.stream().map(RawConnection::close).toList()));
-      }).compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 25))
+      }).compose(v -> metrics.closed(CloseReason.CLIENT_CLOSED, 25))
         .compose(v -> {
-          ctx.verify(() -> assertEquals(0, limits(vertx).openConnections(), "no connection left counted"));
+          ctx.verify(() -> {
+            assertEquals(0, limits(vertx).openConnections(), "no connection left counted");
+            assertEquals(11, metrics.rejectedFor(Rejection.MAX_CONNECTIONS), "and the sixth newcomer turned away");
+            assertEquals(List.of(CloseReason.CLIENT_CLOSED), metrics.closeReasons().stream().distinct().toList(),
+              "every connection served was closed by its client");
+          });
           return recovered(vertx, port);
         });
     }).onComplete(ctx.succeedingThenComplete());
@@ -226,9 +251,15 @@ class HostileClientTest {
         List<RawConnection> conns = all.list();
         return servedInTurn(conns).compose(outcome -> {
           ctx.verify(() -> assertEquals(List.of(true, true, false, true, true), outcome, "third from 127.0.0.1 refused"));
+          return metrics.rejected(Rejection.MAX_CONNECTIONS_PER_IP, 1);
+        }).compose(v -> {
+          ctx.verify(() -> {
+            assertEquals(1, metrics.rejectedFor(Rejection.MAX_CONNECTIONS_PER_IP));
+            assertEquals(0, metrics.rejectedFor(Rejection.MAX_CONNECTIONS), "turned away for the per-address limit only");
+          });
           return Future.all(conns.stream().map(RawConnection::close).toList());
         });
-      }).compose(v -> connectionLog.awaitCount(Level.DEBUG, "client closed", 4))
+      }).compose(v -> metrics.closed(CloseReason.CLIENT_CLOSED, 4))
         .compose(v -> recovered(vertx, port));
     }).onComplete(ctx.succeedingThenComplete());
   }
@@ -238,7 +269,6 @@ class HostileClientTest {
     deploy(vertx, new JsonObject().put("writeStallTimeoutMs", 1000)).compose(port -> RawConnection.open(vertx, port)
       .compose(c -> {
         c.stopReading();
-        String client = c.socket().localAddress().toString();
         int[] sent = {0};
         Runnable[] pump = new Runnable[1];
         pump[0] = () -> {
@@ -251,10 +281,10 @@ class HostileClientTest {
         };
         pump[0].run();
         return c.closed()
-          .compose(v -> connectionLog.await(Level.DEBUG, client + " write stall"))
-          .map(line -> {
+          .compose(v -> metrics.closed(CloseReason.WRITE_STALL))
+          .map(v -> {
             ctx.verify(() -> {
-              assertEquals(1, connectionLog.count(Level.INFO, "writeStallTimeoutMs"));
+              assertEquals(List.of(CloseReason.WRITE_STALL), metrics.closeReasons());
               assertTrue(sent[0] < 512, "the client was held back before it could send everything");
             });
             return null;
@@ -271,13 +301,15 @@ class HostileClientTest {
     Buffer maxed = Buffer.buffer(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 1, 2, 3});
     deploy(vertx, new JsonObject()).compose(port -> RawConnection.open(vertx, port).compose(bystander ->
       Future.all(List.of(http, maxed).stream().map(bytes -> RawConnection.open(vertx, port)
-          .compose(c -> c.write(bytes).compose(v -> c.closed()).map(v -> c.received().size()))).toList())
+          .compose(c -> c.write(bytes).compose(v -> c.closed()).map(v -> c.received().size()).eventually(c::close))).toList())
+        .compose(all -> metrics.closed(CloseReason.PROTOCOL_ERROR, 2).map(all))
         .compose(all -> {
           ctx.verify(() -> {
             assertEquals(List.of(0, 0), all.list(), "nothing answered");
-            // "GET " read as a little-endian length.
-            assertEquals(1, connectionLog.count(Level.WARN, "frame length 542393671 exceeds"));
-            assertEquals(1, connectionLog.count(Level.WARN, "frame length 4294967295 exceeds"));
+            // "GET " read as a little-endian length is 542,393,671 bytes; 0xFFFFFFFF is 4 GiB: both over maxFrameSize.
+            assertEquals(2, metrics.protocolErrors());
+            assertEquals(List.of(CloseReason.PROTOCOL_ERROR, CloseReason.PROTOCOL_ERROR), metrics.closeReasons(),
+              "those two connections only, the bystander is open");
           });
           return bystander.write(Frames.frame(Buffer.buffer("fine"))).compose(v -> bystander.expectFrames(1));
         })
@@ -294,24 +326,31 @@ class HostileClientTest {
     deploy(vertx, new JsonObject(), echo).compose(d -> {
       int port = d.port;
       // Mid-frame: a header announcing 1 MiB, half the body, then a reset.
-      Future<Void> midFrame = RawConnection.open(vertx, port, resetOnClose).compose(c -> {
-        String client = c.socket().localAddress().toString();
-        return c.write(Buffer.buffer().appendIntLE(1 << 20).appendBuffer(payload(1 << 19, 1)))
+      Future<Void> midFrame = RawConnection.open(vertx, port, resetOnClose).compose(c ->
+        c.write(Buffer.buffer().appendIntLE(1 << 20).appendBuffer(payload(1 << 19, 1)))
           .compose(v -> c.close())
-          .compose(v -> connectionLog.await(Level.DEBUG, client + " "))
-          .mapEmpty();
-      });
+          .compose(v -> metrics.closes(1))
+          .map(v -> {
+            // A reset inside a frame reaches the server as an end of input or as an error, as the kernel has it.
+            ctx.verify(() -> assertTrue(Set.of(CloseReason.UNEXPECTED_EOF, CloseReason.IO_ERROR).contains(metrics.closeReasons().get(0)),
+              metrics.closeReasons().toString()));
+            return null;
+          }));
       // Mid-response: a 32 MiB request, not read back, then a reset while the server writes.
       Future<Void> midResponse = midFrame.compose(v -> RawConnection.open(vertx, port, resetOnClose)).compose(c -> {
         c.stopReading();
-        String client = c.socket().localAddress().toString();
         byte[] big = new byte[32 << 20];
         Arrays.fill(big, (byte) 'r');
         return c.write(Frames.frame(Buffer.buffer(big)))
           .compose(v -> bigRequestSeen.future())
           .compose(v -> c.close())
-          .compose(v -> connectionLog.await(Level.DEBUG, client + " "))
-          .mapEmpty();
+          .compose(v -> metrics.closes(2))
+          .map(v -> {
+            // Its request was whole: a reset reaches the server as the client's close or as an error.
+            ctx.verify(() -> assertTrue(Set.of(CloseReason.CLIENT_CLOSED, CloseReason.IO_ERROR).contains(metrics.closeReasons().get(1)),
+              metrics.closeReasons().toString()));
+            return null;
+          });
       });
       return midResponse.compose(v -> recovered(vertx, port));
     }).onComplete(ctx.succeedingThenComplete());
@@ -323,7 +362,6 @@ class HostileClientTest {
     Arrays.fill(big, (byte) 'z');
     List<Buffer> requests = List.of(Buffer.buffer("first"), Buffer.buffer(big), Buffer.buffer("last"));
     deploy(vertx, new JsonObject()).compose(port -> RawConnection.open(vertx, port).compose(c -> {
-      String client = c.socket().localAddress().toString();
       return c.write(frames(requests))
         .compose(v -> {
           c.shutdownOutput();
@@ -333,7 +371,11 @@ class HostileClientTest {
           ctx.verify(() -> assertEquals(requests, responses));
           return c.closed();
         })
-        .compose(v -> connectionLog.await(Level.DEBUG, client + " client closed"))
+        .compose(v -> metrics.closed(CloseReason.CLIENT_CLOSED))
+        .map(v -> {
+          ctx.verify(() -> assertEquals(List.of(CloseReason.CLIENT_CLOSED), metrics.closeReasons(), "an end at a frame boundary"));
+          return null;
+        })
         .eventually(c::close)
         .compose(v -> recovered(vertx, port));
     })).onComplete(ctx.succeedingThenComplete());
@@ -359,11 +401,16 @@ class HostileClientTest {
           c.startReading();
           return Future.all(a.result().closed(), b.result().closed(), c.closed());
         })
+        .compose(v -> metrics.closes(3))
+        // The undeploy completed once the server had shut down, and logged its line: how many were drained and how
+        // many cut is in that line alone (no event or meter counts them), so that much is read from it.
         .compose(v -> serverLog.await(Level.INFO, "shut down"))
         .compose(line -> {
           ctx.verify(() -> {
-            assertTrue(line.endsWith("shut down: 2 connection(s) drained, 1 cut"), line);
+            assertTrue(line.endsWith(": 2 connection(s) drained, 1 cut"), line);
             assertEquals(List.of(Buffer.buffer("done")), a.result().received());
+            assertEquals(List.of(CloseReason.SERVER_SHUTDOWN, CloseReason.SERVER_SHUTDOWN, CloseReason.SERVER_SHUTDOWN),
+              metrics.closeReasons(), "all three ended by the shutdown, the one cut too");
           });
           return Future.all(a.result().close(), b.result().close(), c.close());
         }));
@@ -474,7 +521,6 @@ class HostileClientTest {
   void idleConnectionIsClosedWhileAnActiveOneIsNot(Vertx vertx, VertxTestContext ctx) {
     deploy(vertx, new JsonObject().put("idleTimeoutMs", 600)).compose(port -> RawConnection.open(vertx, port)
       .compose(idle -> RawConnection.open(vertx, port).compose(active -> {
-        String idleClient = idle.socket().localAddress().toString();
         // The active client sends a request every 200 ms for 1.5 s: never 600 ms without one.
         Future<Void> talking = Future.succeededFuture();
         for (int i = 0; i < 8; i++) {
@@ -488,7 +534,10 @@ class HostileClientTest {
             assertTrue(idle.closed().isComplete(), "the idle connection was closed");
             assertTrue(!active.closed().isComplete(), "the active one was not");
           });
-          return connectionLog.await(Level.DEBUG, idleClient + " idle timeout");
+          return metrics.closed(CloseReason.IDLE_TIMEOUT).map(x -> {
+            ctx.verify(() -> assertEquals(List.of(CloseReason.IDLE_TIMEOUT), metrics.closeReasons(), "the idle one alone"));
+            return null;
+          });
         }).eventually(() -> Future.all(idle.close(), active.close()));
       }))
       .compose(v -> recovered(vertx, port)))

@@ -1,8 +1,10 @@
 package io.frameecho.server;
 
 import ch.qos.logback.classic.Level;
-import io.frameecho.server.impl.ConnectionLimits;
+import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -48,11 +50,14 @@ class LingeringCloseTest {
 
   private static final int SOCKET_TIMEOUT_MS = 15_000;
 
+  /** The shutdown line, the one place that says how many connections were drained and how many cut. */
   @RegisterExtension
   final LogCapture serverLog = LogCapture.of(FrameEchoServer.class);
   /** The closes these tests cause on purpose log WARN and INFO lines; captured, they stay off the console. */
   @RegisterExtension
-  final LogCapture connectionLog = LogCapture.of(io.frameecho.server.impl.Connection.class);
+  final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
+  /** What the server decided: close reasons, as events. */
+  private final RecordingMetrics metrics = new RecordingMetrics();
   private String deploymentId;
 
   private static <T> T await(Future<T> future) throws Exception {
@@ -60,7 +65,7 @@ class LingeringCloseTest {
   }
 
   private int deploy(Vertx vertx, JsonObject config, RequestHandler handler) throws Exception {
-    FrameEchoVerticle verticle = handler == null ? new FrameEchoVerticle() : new FrameEchoVerticle(handler);
+    FrameEchoVerticle verticle = (handler == null ? new FrameEchoVerticle() : new FrameEchoVerticle(handler)).metrics(metrics);
     deploymentId = await(vertx.deployVerticle(verticle, new DeploymentOptions()
       .setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config))));
     return verticle.actualPort();
@@ -82,6 +87,8 @@ class LingeringCloseTest {
         sending.get(10, TimeUnit.SECONDS);
       }
     }
+    await(metrics.closes(10));
+    assertEquals(10, metrics.closedFor(CloseReason.PROTOCOL_ERROR), "each trial ended by its bad header: " + metrics.closeReasons());
   }
 
   @Test
@@ -99,6 +106,8 @@ class LingeringCloseTest {
       assertEquals(-1, socket.getInputStream().read(), "a FIN after the answer before the failure");
       sending.get(10, TimeUnit.SECONDS);
     }
+    await(metrics.closes(1));
+    assertEquals(List.of(CloseReason.HANDLER_FAILED), metrics.closeReasons());
   }
 
   @Test
@@ -127,6 +136,8 @@ class LingeringCloseTest {
         trickling.get(10, TimeUnit.SECONDS);
       }
     }
+    await(metrics.closes(1));
+    assertEquals(List.of(CloseReason.FRAME_TIMEOUT), metrics.closeReasons(), "trickling does not extend a frame's time");
   }
 
   /**
@@ -136,7 +147,7 @@ class LingeringCloseTest {
   @Test
   void aClientThatSendsGigabytesWhileTheCloseLingersIsCutOffOnTime(Vertx vertx) throws Exception {
     int port = deploy(vertx, new JsonObject().put("lingerTimeoutMs", 1000), null);
-    ConnectionLimits limits = ConnectionLimits.find(vertx, deploymentId);
+    ConnectionLimits limits = DeploymentLimits.of(vertx, deploymentId);
     try (Socket socket = connect(port)) {
       OutputStream out = socket.getOutputStream();
       out.write(frame(bytes("last")).appendBytes(new byte[] {-1, -1, -1, -1}).getBytes());
@@ -174,6 +185,8 @@ class LingeringCloseTest {
       assertTrue(sent.get() > 10 << 20, "the client kept sending while the close lingered: " + sent.get());
       assertEquals(0, peakHeld, "bytes read while lingering are held nowhere");
     }
+    await(metrics.closes(1));
+    assertEquals(List.of(CloseReason.PROTOCOL_ERROR), metrics.closeReasons(), "the linger does not change why it ended");
   }
 
   /**
@@ -199,8 +212,11 @@ class LingeringCloseTest {
       for (PipeliningClient client : running) {
         assertEquals("end of stream", client.ending.get(20, TimeUnit.SECONDS), "client " + client.id);
       }
+      assertEquals(clients, metrics.closedFor(CloseReason.SERVER_SHUTDOWN), "every connection ended by the shutdown");
+      // The undeploy completed once the server had shut down, and logged its line: how many were drained and how
+      // many cut (none here: nothing was left for shutdownTimeoutMs to cut) is in that line alone, so it is read from it.
       String line = await(serverLog.await(Level.INFO, "shut down"));
-      assertTrue(line.endsWith("shut down: " + clients + " connection(s) drained, 0 cut"), line);
+      assertTrue(line.endsWith(": " + clients + " connection(s) drained, 0 cut"), line);
     } finally {
       for (PipeliningClient client : running) {
         client.close();

@@ -14,10 +14,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Captures one logger's events, so tests can wait for what the server decided (a close reason, a
- * protocol error) rather than guess at it with a delay. Close it to detach, or register it as a JUnit
- * extension ({@code @RegisterExtension final LogCapture log = LogCapture.of(...)}), which closes it after
- * each test.
+ * Captures one logger's events: it keeps the WARN lines a test causes on purpose out of the build's output, and
+ * lets a test count how often a logger speaks (a rate-limited line). What the server decided (a close reason, a
+ * rejection, a protocol error) reaches tests as events of a {@link RecordingMetrics}, not as log wording. Close it
+ * to detach, or register it as a JUnit extension ({@code @RegisterExtension final LogCapture log =
+ * LogCapture.of(...)}), which closes it after each test.
  */
 public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable, AfterEachCallback {
 
@@ -53,6 +54,11 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
 
   public static LogCapture of(Class<?> source) {
     return new LogCapture(source);
+  }
+
+  /** Captures the logger named {@code name} from DEBUG on (a logger whose name is kept apart from its class's). */
+  public static LogCapture of(String name) {
+    return new LogCapture((Logger) LoggerFactory.getLogger(name), Level.DEBUG);
   }
 
   /** Captures a logger (and the loggers under it) by name, at the level it already has. */
@@ -99,6 +105,14 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
 
   public synchronized long count(Level level, String fragment) {
     return countNow(level, fragment);
+  }
+
+  /**
+   * How many events were logged at {@code level}, whatever they say: for a test of how often a logger speaks
+   * (a rate-limited line), which does not depend on the line's wording.
+   */
+  public synchronized long count(Level level) {
+    return events.stream().filter(e -> e.getLevel() == level).count();
   }
 
   @Override

@@ -1,6 +1,8 @@
 package io.frameecho.testkit;
 
 import io.frameecho.protocol.FrameParser;
+import io.frameecho.protocol.Frames;
+import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
@@ -33,7 +35,8 @@ public final class RawConnection {
     this.socket = socket;
     this.responses = FrameParser.reading(socket, Integer.MAX_VALUE, new FrameParser.Listener() {
       @Override
-      public void frame(Buffer frame) {
+      public void frame(ByteBuf whole) {
+        Buffer frame = Frames.payload(whole);
         if (frameConsumer != null) {
           frameConsumer.handle(frame);
           return;

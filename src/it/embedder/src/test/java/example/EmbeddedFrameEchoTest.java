@@ -1,12 +1,15 @@
 package example;
 
 import io.frameecho.client.FrameClient;
+import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.server.RequestHandler;
+import io.vertx.core.Context;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -34,7 +37,9 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -113,36 +118,94 @@ class EmbeddedFrameEchoTest {
   }
 
   /**
-   * A client that sends 64 MiB without reading: the server stops reading it (its write queue is full), so
-   * the client's writes stall long before it has sent everything; once it reads, every response arrives.
+   * What the application's own metrics system would be told about reading: a {@link FrameEchoMetrics} of the
+   * application's, with the first pause and the first resume as events the test waits for. Called on the server's
+   * event loop; read here on the test thread, through an atomic and futures.
+   */
+  private static final class ReadingEvents implements FrameEchoMetrics {
+    final AtomicInteger resumes = new AtomicInteger();
+    final CompletableFuture<Void> firstPause = new CompletableFuture<>();
+    final CompletableFuture<Void> firstResume = new CompletableFuture<>();
+
+    @Override
+    public void readingPaused() {
+      firstPause.complete(null);
+    }
+
+    @Override
+    public void readingResumed() {
+      resumes.incrementAndGet();
+      firstResume.complete(null);
+    }
+  }
+
+  /**
+   * A client that sends 64 MiB without reading, to an application whose answers are late: the server stops
+   * reading it once {@code handler.maxInFlight} answers are awaited (the application's metrics are told), and
+   * takes in no more while they are, so the client cannot send everything. Once the application answers and
+   * the client reads, the server reads again and every response arrives, in order and byte-exact.
    */
   @Test
-  void aClientThatDoesNotReadIsHeldBackThenServedInFull() throws Exception {
+  void aClientThatDoesNotReadIsHeldBackThenServedInFull(Vertx vertx) throws Exception {
     byte[] payload = new byte[1 << 20];
     new Random(7).nextBytes(payload);
     int frames = 64;
+    int maxInFlight = 8;
+    // The application holds its answers until the test lets them go; all of this runs on the server's event loop.
+    List<Runnable> held = new ArrayList<>();
+    AtomicReference<Context> serverLoop = new AtomicReference<>();
+    AtomicBoolean holding = new AtomicBoolean(true);
+    AtomicInteger taken = new AtomicInteger();
+    RequestHandler lateEcho = request -> {
+      taken.incrementAndGet();
+      if (!holding.get()) {
+        return Future.succeededFuture(request);
+      }
+      serverLoop.set(Vertx.currentContext());
+      Promise<Buffer> answer = Promise.promise();
+      held.add(() -> answer.complete(request));
+      return answer.future();
+    };
+    ReadingEvents reading = new ReadingEvents();
+    FrameEchoVerticle verticle = new FrameEchoVerticle(lateEcho).metrics(reading);
+    String deployment = await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject()
+      .put("host", "127.0.0.1").put("port", 0).put("writeQueueMaxSize", 65536)
+      .put("handler", new JsonObject().put("maxInFlight", maxInFlight)))));
+    port = verticle.actualPort();
     try (Socket socket = connect()) {
-      long[] sent = new long[1];
+      AtomicInteger sent = new AtomicInteger();
       CompletableFuture<Void> sending = CompletableFuture.runAsync(() -> {
         try {
           OutputStream out = socket.getOutputStream();
           for (int i = 0; i < frames; i++) {
             out.write(header(payload.length));
             out.write(payload);
-            sent[0] = i + 1;
+            sent.incrementAndGet();
           }
           out.flush();
         } catch (IOException e) {
           throw new RuntimeException(e);
         }
       });
-      // The sender stalls: kernel buffers on both sides plus the server's write queue hold far less than 64 MiB.
-      assertThrows(java.util.concurrent.TimeoutException.class, () -> sending.get(2, TimeUnit.SECONDS));
-      assertTrue(sent[0] < frames, "all " + frames + " MiB were accepted without the client reading");
+      reading.firstPause.get(20, TimeUnit.SECONDS);
+      // Nothing answers while the answers are held: the server stays paused, and what it took in is final.
+      assertEquals(maxInFlight, taken.get(), "requests taken in before the server stopped reading");
+      // Only the kernel's socket buffers, a few MiB, hold what the client sent past that.
+      assertTrue(sent.get() < frames, "all " + frames + " MiB were accepted without the server reading");
+      assertEquals(0, reading.resumes.get(), "reading resumed with every answer still awaited");
+
+      serverLoop.get().runOnContext(v -> {
+        holding.set(false);
+        held.forEach(Runnable::run);
+      });
       for (int i = 0; i < frames; i++) {
         assertArrayEquals(payload, readFrame(socket), "response " + i);
       }
       sending.get(20, TimeUnit.SECONDS);
+      reading.firstResume.get(20, TimeUnit.SECONDS);
+      assertEquals(frames, taken.get());
+    } finally {
+      await(vertx.undeploy(deployment));
     }
   }
 

@@ -1,4 +1,4 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.ops;
 
 import io.frameecho.server.MetricsOptions;
 import io.vertx.core.Future;

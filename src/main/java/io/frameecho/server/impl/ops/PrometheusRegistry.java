@@ -1,4 +1,4 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.ops;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;

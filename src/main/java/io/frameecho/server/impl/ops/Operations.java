@@ -1,5 +1,7 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.ops;
 
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 
@@ -18,13 +20,14 @@ public final class Operations implements Shareable {
 
   private static final String SHARED_KEY = "frame-echo.operations";
 
-  private final FrameEchoMetrics metrics;
+  /** The built-in meters, or null when metrics are off. */
+  private final MicrometerFrameEchoMetrics meters;
   private final Set<ConnectionLimits> servers = ConcurrentHashMap.newKeySet();
   private final AtomicInteger listening = new AtomicInteger();
   private final AtomicInteger draining = new AtomicInteger();
 
   private Operations(boolean metricsEnabled) {
-    this.metrics = metricsEnabled ? MicrometerFrameEchoMetrics.create(this) : FrameEchoMetrics.NONE;
+    this.meters = metricsEnabled ? MicrometerFrameEchoMetrics.create(this) : null;
   }
 
   /**
@@ -38,13 +41,14 @@ public final class Operations implements Shareable {
     return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(metricsEnabled));
   }
 
+  /** Where connections report: the built-in meters, or nothing. */
   public FrameEchoMetrics metrics() {
-    return metrics;
+    return meters == null ? FrameEchoMetrics.NONE : meters;
   }
 
   /** The Prometheus text exposition of every meter, or null when the registry is not a Prometheus one. */
   public String scrape() {
-    return metrics.scrape();
+    return meters == null ? null : meters.scrape();
   }
 
   /** A server's limits join the gauges; balanced by {@link #remove}. */

@@ -1,60 +1,64 @@
-package io.frameecho.server.impl;
-
-import io.frameecho.protocol.Frames;
-import io.vertx.core.Context;
+package io.frameecho.server.impl.shared;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One connection's dealings with the process's {@link BufferBudget}: the one seam through which it holds
+ * One connection's dealings with the deployment's {@link BufferBudget}: the one seam through which it holds
  * and releases bytes. Bytes count from the moment they are read (one atomic add per read), pass with their
- * frame to its response, and are released once that is written. Past the budget's limit the connection
- * stops reading and waits to be woken: by a release, by the completion reserve (its frame is the nearest
- * to completion), or never, if its frame stalls while others wait: then it is evicted.
+ * frame to its response, and are released once that is written. After each read the connection
+ * {@link #settle}s the account with what its parser reports (bytes buffered, the size the header under way
+ * announced): the account keeps no count of its own. Past the budget's limit the connection stops reading
+ * and waits to be woken ({@link Owner#budgetHasRoom}): by a release, by the completion reserve (its frame is
+ * the nearest to completion), or never, if its frame stalls while others wait: then it is evicted.
  * <p>
- * Everything but the methods marked otherwise runs on the connection's event loop. What the budget's
- * check reads from another thread (progress, bytes held, the frame's size, whether reading is paused) is
- * published with plain (opaque) stores, so the read path pays no fence for it.
+ * Everything but the methods marked otherwise runs on the connection's event loop. What the budget's check
+ * reads from another thread (progress, bytes buffered, the frame's size, whether reading is paused) is
+ * published with plain (opaque) stores, so the read path pays no fence for it; what the check decides comes
+ * back through {@code loop}, the connection's own event loop.
  */
-final class BudgetAccount {
+public final class BudgetAccount {
 
-  /** What an eviction asks of the connection. */
-  interface Owner {
+  /** What the budget tells its connection, on the connection's event loop; and the one thing it asks. */
+  public interface Owner {
+
+    /** The budget has room (or the completion reserve is this connection's): read again. */
+    void budgetHasRoom();
+
+    /** Whether reading is paused for a reason other than the budget (responses unread, answers awaited). */
+    boolean pausedForOtherReason();
+
     /** The budget evicts this connection: its incomplete frame of {@code heldBytes} made no progress. */
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
   }
 
   private static final VarHandle PROGRESS;
-  private static final VarHandle UNPARSED;
+  private static final VarHandle BUFFERED;
   private static final VarHandle FRAME;
 
   static {
     try {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
       PROGRESS = lookup.findVarHandle(BudgetAccount.class, "progress", long.class);
-      UNPARSED = lookup.findVarHandle(BudgetAccount.class, "unparsedCounted", long.class);
-      FRAME = lookup.findVarHandle(BudgetAccount.class, "frameBytesPublished", long.class);
+      BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
+      FRAME = lookup.findVarHandle(BudgetAccount.class, "frameSize", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
   private final BufferBudget budget;
-  private final Context context;
-  private final ReadGate gate;
+  private final Executor loop;
   private final Owner owner;
 
-  /** Bytes read and not handed over in a frame yet: the frame being assembled, or frames a paused parser holds. */
-  private long unparsed;
-  /** {@link #unparsed} as last added to the budget's count (and published). */
-  private long unparsedCounted;
+  /** The parser's bytes buffered (read, not handed over in a frame), as last settled and published. */
+  private long buffered;
   /** Bytes ever read: progress, as the budget's check sees it. */
   private long progress;
-  /** The whole size (header included) of the frame whose header was decided, until it is handed over; else 0. */
-  private long frameBytes;
-  private long frameBytesPublished;
+  /** The whole size (header included) of the frame whose header was decided, as last settled; else 0. */
+  private long frameSize;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
   /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
@@ -69,10 +73,10 @@ final class BudgetAccount {
   long progressSeen = -1;
   long progressSeenNanos;
 
-  BudgetAccount(BufferBudget budget, Context context, ReadGate gate, Owner owner) {
+  /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
+  public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
     this.budget = budget;
-    this.context = context;
-    this.gate = gate;
+    this.loop = loop;
     this.owner = owner;
     budget.register(this);
   }
@@ -80,72 +84,67 @@ final class BudgetAccount {
   // ---- the read path ----
 
   /** {@code bytes} were just read, before they are parsed: they are held from now on. */
-  void received(int bytes) {
+  public void received(int bytes) {
     budget.received(bytes);
-    unparsed += bytes;
     progress += bytes;
     PROGRESS.setOpaque(this, progress);
   }
 
-  /** A header announced {@code length} body bytes (held only as they arrive). */
-  void bodyAnnounced(int length) {
-    frameBytes = (long) length + Frames.HEADER_SIZE;
+  /**
+   * The one after-read step: what the parser now buffers and the size of the frame under way (0 when no header
+   * is decided), and whether a frame completed since the last settle (its reserve, if it held it, goes back).
+   * Returns true when reading must stop until the budget has room; the account is waiting by then.
+   */
+  public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
+    if (closing) {
+      return false;
+    }
+    if (frameCompleted) {
+      if (reserveWasted) {
+        // Read first: a volatile store on every read would cost a fence.
+        reserveWasted = false;
+      }
+      if (holdingReserve) {
+        holdingReserve = false;
+        budget.returnReserve(this);
+      }
+    }
+    publish(bufferedNow, frameSizeNow);
+    if (waitingForBudget || !(holdingReserve ? budget.overForCompletion() : budget.over())) {
+      return false;
+    }
+    waitingForBudget = true;
+    readable = false;
+    budget.await(this);
+    return true;
   }
 
-  /** A whole frame of {@code bytes} (header included) is handed over: what it holds passes to its response. */
-  void frameTaken(int bytes) {
-    unparsed -= bytes;
-    frameBytes = 0;
-    if (reserveWasted) {
-      // Read first: a volatile store on every frame would cost a fence.
-      reserveWasted = false;
-    }
-    if (holdingReserve) {
-      holdingReserve = false;
-      budget.returnReserve(this);
-    }
-  }
-
-  /** The parser has parsed what it could: the count of unparsed bytes is brought up to date (once per read). */
-  void parsed() {
-    long delta = unparsed - unparsedCounted;
+  private void publish(long bufferedNow, long frameSizeNow) {
+    long delta = bufferedNow - buffered;
     if (delta != 0) {
-      budget.unparsedChanged(delta);
-      UNPARSED.setOpaque(this, unparsed);
+      budget.bufferedChanged(delta);
+      BUFFERED.setOpaque(this, bufferedNow);
     }
-    if (frameBytes != frameBytesPublished) {
-      FRAME.setOpaque(this, frameBytes);
-    }
-  }
-
-  /** A read has been parsed: past the budget, reading stops until the budget has room. */
-  void readDone() {
-    parsed();
-    if (closing || waitingForBudget) {
-      return;
-    }
-    if (holdingReserve ? budget.overForCompletion() : budget.over()) {
-      waitingForBudget = true;
-      gate.pause(ReadGate.Reason.OVER_BUFFER_BUDGET);
-      budget.await(this, context.owner());
+    if (frameSizeNow != frameSize) {
+      FRAME.setOpaque(this, frameSizeNow);
     }
   }
 
   /**
-   * The server paused reading for {@code reason}: a paused connection is not stalled. Paused for anything
-   * but the budget (its responses not read, answers awaited), it gives the completion reserve back to the
-   * next waiting connection rather than sit on it.
+   * The server paused reading: a paused connection is not stalled. Paused for anything but the budget (its
+   * responses not read, answers awaited), it gives the completion reserve back to the next waiting connection
+   * rather than sit on it.
    */
-  void readingPaused(ReadGate.Reason reason) {
+  public void readingPaused(boolean forBudget) {
     readable = false;
-    if (holdingReserve && reason != ReadGate.Reason.OVER_BUFFER_BUDGET) {
+    if (holdingReserve && !forBudget) {
       holdingReserve = false;
       budget.returnReserve(this);
     }
   }
 
   /** Every reason to pause has cleared: the connection reads again. */
-  void readingResumed() {
+  public void readingResumed() {
     readable = true;
   }
 
@@ -153,7 +152,7 @@ final class BudgetAccount {
 
   void wakeSoon() {
     if (wakeQueued.compareAndSet(false, true)) {
-      context.runOnContext(v -> {
+      loop.execute(() -> {
         wakeQueued.set(false);
         wake();
       });
@@ -162,14 +161,14 @@ final class BudgetAccount {
 
   private void wake() {
     if (waitingForBudget && !closing && !(holdingReserve ? budget.overForCompletion() : budget.over())) {
-      resumeReading();
+      stopWaiting();
     }
   }
 
-  private void resumeReading() {
+  private void stopWaiting() {
     waitingForBudget = false;
     budget.leave(this);
-    gate.resume(ReadGate.Reason.OVER_BUFFER_BUDGET);
+    owner.budgetHasRoom();
   }
 
   /**
@@ -178,14 +177,14 @@ final class BudgetAccount {
    * connection to pause would take it, nearest to completion or not.
    */
   void reserveGranted() {
-    context.runOnContext(v -> {
-      if (closing || unparsed == 0 || gate.isPausedForOtherThan(ReadGate.Reason.OVER_BUFFER_BUDGET)) {
+    loop.execute(() -> {
+      if (closing || buffered == 0 || owner.pausedForOtherReason()) {
         budget.returnReserve(this);
         return;
       }
       holdingReserve = true;
       if (waitingForBudget && !budget.overForCompletion()) {
-        resumeReading();
+        stopWaiting();
       }
     });
   }
@@ -197,7 +196,7 @@ final class BudgetAccount {
    * on running: a stalled one is still evicted.
    */
   void yieldReserve() {
-    context.runOnContext(v -> {
+    loop.execute(() -> {
       if (holdingReserve) {
         holdingReserve = false;
         reserveWasted = true;
@@ -208,9 +207,9 @@ final class BudgetAccount {
 
   /** The check found this connection stalled at {@code seenProgress}: evicted if it still is, on its own loop. */
   void evictIfStalled(long seenProgress, long stalledMs, int waiting, long used, long limit) {
-    context.runOnContext(v -> {
-      if (!closing && !waitingForBudget && gate.isOpen() && unparsed > 0 && progress == seenProgress) {
-        owner.budgetEvicted(unparsed, stalledMs, waiting, used, limit);
+    loop.execute(() -> {
+      if (!closing && !waitingForBudget && readable && buffered > 0 && progress == seenProgress) {
+        owner.budgetEvicted(buffered, stalledMs, waiting, used, limit);
       }
     });
   }
@@ -228,11 +227,12 @@ final class BudgetAccount {
       progressSeenNanos = nowNanos;
       return false;
     }
-    return unparsedBytes() > 0;
+    return bufferedBytes() > 0;
   }
 
-  long unparsedBytes() {
-    return (long) UNPARSED.getOpaque(this);
+  /** Bytes read and not handed over in a frame yet, as last published. */
+  long bufferedBytes() {
+    return (long) BUFFERED.getOpaque(this);
   }
 
   /** Bytes ever read, as last published. */
@@ -251,32 +251,33 @@ final class BudgetAccount {
   /** Bytes still to read before the frame under way is complete; large when its header is not decided yet. */
   long remainingBytes() {
     long frame = (long) FRAME.getOpaque(this);
-    return frame > 0 ? Math.max(0, frame - unparsedBytes()) : Integer.MAX_VALUE;
+    return frame > 0 ? Math.max(0, frame - bufferedBytes()) : Integer.MAX_VALUE;
   }
 
   // ---- responses ----
 
   /** Counts bytes held whatever the budget says (a response already produced). */
-  void hold(int bytes) {
+  public void hold(int bytes) {
     budget.reserve(bytes);
   }
 
-  void release(int bytes) {
+  public void release(int bytes) {
     budget.release(bytes);
   }
 
   // ---- the end ----
 
   /**
-   * The connection is closing: nothing more will be parsed, so what it has read is released now (a
-   * lingering close may take a while); its wait for budget, and the reserve, end.
+   * The connection is closing with {@code bufferedNow} bytes in its parser: nothing more will be parsed, so
+   * they are released now (a lingering close may take a while); its wait for budget, and the reserve, end.
    */
-  void closing() {
+  public void closing(long bufferedNow) {
+    if (closing) {
+      return;
+    }
     closing = true;
-    long held = unparsed;
-    unparsed = 0;
-    parsed();
-    budget.release(held);
+    publish(0, 0);
+    budget.release(bufferedNow);
     if (waitingForBudget) {
       waitingForBudget = false;
       budget.leave(this);
@@ -287,9 +288,9 @@ final class BudgetAccount {
     }
   }
 
-  /** The connection closed: whatever it still held unparsed is released, and it leaves the budget. */
-  void close() {
-    closing();
+  /** The connection closed with {@code bufferedNow} bytes in its parser: they are released, and it leaves the budget. */
+  public void close(long bufferedNow) {
+    closing(bufferedNow);
     budget.unregister(this);
   }
 }

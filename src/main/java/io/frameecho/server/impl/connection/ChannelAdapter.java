@@ -1,4 +1,4 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.connection;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -34,7 +34,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The one room that reaches under Vert.x's public {@link NetSocket} API: the poll loop's view of one
- * socket. Everything else in the server speaks {@link Events} and the methods below.
+ * socket, the book's {@code handle_read} events. It tells its connection {@link Events}, and is the
+ * connection's {@link ConnectionSocket}.
  * <p>
  * What it reaches for, and why the public API cannot do it (the README's "Vert.x compatibility" section
  * says the same for users):
@@ -64,7 +65,7 @@ import java.util.concurrent.TimeUnit;
  * client is done) and {@link #closeNow}, so that Vert.x's {@code NetSocket.close()}, which differs between
  * the lines, is not used.
  */
-public final class ChannelAdapter {
+public final class ChannelAdapter implements ConnectionSocket {
 
   /** What the socket tells its connection; all on the connection's event loop, inside its context. */
   interface Events {
@@ -156,13 +157,13 @@ public final class ChannelAdapter {
     return (Handler) handler;
   }
 
-  /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
-  void reading(boolean on) {
+  @Override
+  public void reading(boolean on) {
     channel.config().setAutoRead(on);
   }
 
-  /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait. */
-  boolean writeQueueFull() {
+  @Override
+  public boolean writeQueueFull() {
     return !channel.isWritable() || socket.writeQueueFull();
   }
 
@@ -171,18 +172,20 @@ public final class ChannelAdapter {
    * slowly. Netty counts a message as pending until it is written whole, so the part of the current one
    * already written is taken off.
    */
-  long pendingWriteBytes() {
+  @Override
+  public long pendingWriteBytes() {
     ChannelOutboundBuffer outbound = channel.unsafe().outboundBuffer();
     return outbound == null ? 0 : outbound.totalPendingWriteBytes() - outbound.currentProgress();
   }
 
-  /** Queues {@code bytes} (released once written); the future tells whether they were. */
-  Future<Void> write(ByteBuf bytes) {
+  @Override
+  public Future<Void> write(ByteBuf bytes) {
     return internal.writeMessage(bytes);
   }
 
-  /** Queues {@code bytes} through Vert.x's public API. */
-  Future<Void> write(Buffer bytes) {
+  /** Through Vert.x's public API. */
+  @Override
+  public Future<Void> write(Buffer bytes) {
     return socket.write(bytes);
   }
 
@@ -193,7 +196,8 @@ public final class ChannelAdapter {
    * unread input would send a reset, and a reset makes the client's kernel throw away the responses the
    * client has not read yet. With {@code lingerMs} 0, it closes once the responses are written.
    */
-  void closeLingering(long lingerMs) {
+  @Override
+  public void closeLingering(long lingerMs) {
     internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
       if (written.failed() || lingerMs == 0 || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
         closeNow();
@@ -214,8 +218,8 @@ public final class ChannelAdapter {
     });
   }
 
-  /** True once the FIN has gone out after the last response: nothing the connection owed is left. */
-  boolean lingering() {
+  @Override
+  public boolean lingering() {
     return lingering;
   }
 
@@ -224,7 +228,8 @@ public final class ChannelAdapter {
    * From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
    * which turns it into a close after flushing, the very thing a peer that does not read blocks.
    */
-  void closeNow() {
+  @Override
+  public void closeNow() {
     internal.channelHandlerContext().close();
   }
 

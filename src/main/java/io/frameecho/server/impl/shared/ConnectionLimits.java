@@ -1,5 +1,6 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.shared;
 
+import io.frameecho.server.Rejection;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 import org.slf4j.Logger;
@@ -19,26 +20,11 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ConnectionLimits implements Shareable {
 
-  private static final Logger log = LoggerFactory.getLogger(ConnectionLimits.class);
-  private static final String SHARED_MAP = "frame-echo.limits";
+  /** The logger name operators configure, kept from before the packages were split by threading rule. */
+  private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.ConnectionLimits");
+  /** The Vert.x instance's local map where a deployment's instances find their limits, by deployment id. */
+  public static final String SHARED_MAP = "frame-echo.limits";
   private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
-
-  /** Why a connection was turned away. */
-  public enum Rejection {
-    MAX_CONNECTIONS("maxConnections"),
-    MAX_CONNECTIONS_PER_IP("maxConnectionsPerIp");
-
-    private final String key;
-
-    Rejection(String key) {
-      this.key = key;
-    }
-
-    /** The configuration key of the limit. */
-    public String key() {
-      return key;
-    }
-  }
 
   private final int maxConnections;
   private final int maxConnectionsPerIp;
@@ -70,12 +56,12 @@ public final class ConnectionLimits implements Shareable {
     String deployment = vertx.getOrCreateContext().deploymentID();
     if (deployment == null) {
       return new ConnectionLimits(null, maxConnections, maxConnectionsPerIp,
-        new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs));
+        new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, Ticker.of(vertx)));
     }
     return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).compute(deployment, (k, limits) -> {
       ConnectionLimits attached = limits != null ? limits
         : new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
-          new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs));
+          new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, Ticker.of(vertx)));
       attached.servers++;
       return attached;
     });
@@ -87,11 +73,6 @@ public final class ConnectionLimits implements Shareable {
       vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP)
         .computeIfPresent(deployment, (k, limits) -> limits == this && --limits.servers == 0 ? null : limits);
     }
-  }
-
-  /** The limits the instances of deployment {@code deploymentId} share, or null (none, or not deployed). */
-  public static ConnectionLimits find(Vertx vertx, String deploymentId) {
-    return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).get(deploymentId);
   }
 
   public BufferBudget budget() {
@@ -139,7 +120,7 @@ public final class ConnectionLimits implements Shareable {
     if (now - last >= LOG_INTERVAL_NANOS && lastLogNanos.compareAndSet(last, now)) {
       long count = rejectedSinceLog.getAndSet(0);
       log.warn("rejected {} connection(s) in the last {} ms, the latest from {}: over {} ({})",
-        count, TimeUnit.NANOSECONDS.toMillis(now - last), ip, why.key,
+        count, TimeUnit.NANOSECONDS.toMillis(now - last), ip, why.key(),
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;

@@ -1,6 +1,9 @@
-package io.frameecho.server.impl;
+package io.frameecho.server;
 
-/** Why a connection ended. Each connection has exactly one, decided by the first event that ends it. */
+/**
+ * Why a connection ended. Each connection has exactly one, decided by the first event that ends it;
+ * operators see it in the {@code reason} tag of the closed-connections meter and in the connection's log.
+ */
 public enum CloseReason {
   /** The client closed at a frame boundary: the book's "client closed". */
   CLIENT_CLOSED("client closed"),

@@ -1,7 +1,9 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.Frames;
+import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -11,13 +13,14 @@ import java.util.ArrayDeque;
 /**
  * The application half of the book's {@code try_one_request} for any application but echo: each request
  * payload goes to the {@link RequestHandler}, and the answers, which may complete later and in any order,
- * are written in request order. At {@code handler.maxInFlight} awaited answers, reading stops.
+ * are written in request order. At {@code handler.maxInFlight} awaited answers it is {@link #full()}, and the
+ * connection stops reading.
  */
 final class OrderedAnswers implements Responses {
 
   /** What the answers tell their connection. */
   interface Listener {
-    /** Answers were written or dropped: the connection may be done. */
+    /** Answers were written or dropped: the connection may be done, or read again. */
     void answered();
 
     /** The handler failed: the answers before this one are written, the rest dropped. */
@@ -32,33 +35,24 @@ final class OrderedAnswers implements Responses {
   private final int maxInFlight;
   private final ResponseWriter writer;
   private final BudgetAccount budget;
-  private final ReadGate gate;
   private final FrameEchoMetrics metrics;
   private final Listener listener;
   /** Answers not written yet, oldest first; stays empty while answers complete at once. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
 
-  OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget, ReadGate gate,
+  OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget,
                  FrameEchoMetrics metrics, Listener listener) {
     this.handler = handler;
     this.maxInFlight = maxInFlight;
     this.writer = writer;
     this.budget = budget;
-    this.gate = gate;
     this.metrics = metrics;
     this.listener = listener;
   }
 
   @Override
-  public void request(ByteBuf frame, int heldBytes, long receivedNanos) {
-    Buffer payload;
-    try {
-      byte[] bytes = new byte[frame.readableBytes() - Frames.HEADER_SIZE];
-      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, bytes);
-      payload = Buffer.buffer(bytes);
-    } finally {
-      frame.release();
-    }
+  public boolean request(ByteBuf frame, int heldBytes, long receivedNanos) {
+    Buffer payload = Frames.payload(frame);
     Future<Buffer> answer;
     try {
       answer = handler.handle(payload);
@@ -66,14 +60,11 @@ final class OrderedAnswers implements Responses {
       answer = Future.failedFuture(e);
     }
     if (awaited.isEmpty() && answer.isComplete()) {
-      write(answer, heldBytes, receivedNanos);
-    } else {
-      awaited.add(new Awaited(answer, heldBytes, receivedNanos));
-      if (awaited.size() >= maxInFlight) {
-        gate.pause(ReadGate.Reason.TOO_MANY_IN_FLIGHT);
-      }
-      answer.onComplete(ar -> writeAnswered());
+      return write(answer, heldBytes, receivedNanos);
     }
+    awaited.add(new Awaited(answer, heldBytes, receivedNanos));
+    answer.onComplete(ar -> writeAnswered());
+    return full();
   }
 
   /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
@@ -83,31 +74,36 @@ final class OrderedAnswers implements Responses {
       awaited.poll();
       write(head.answer, head.heldBytes, head.receivedNanos);
     }
-    if (awaited.size() < maxInFlight) {
-      gate.resume(ReadGate.Reason.TOO_MANY_IN_FLIGHT);
-    }
     listener.answered();
   }
 
-  private void write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+  /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
+  private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     budget.release(heldBytes);
     if (answer.succeeded()) {
-      writer.writeFrame(answer.result());
+      boolean filled = writer.writeFrame(answer.result());
       metrics.responseQueued(receivedNanos);
-    } else {
-      // Answers queued behind a failed one are dropped: the connection ends after what came before.
-      drop();
-      listener.handlerFailed(answer.cause());
+      return filled;
     }
+    // Answers queued behind a failed one are dropped: the connection ends after what came before.
+    drop();
+    listener.handlerFailed(answer.cause());
+    return false;
   }
 
   @Override
-  public void readDone() {
+  public boolean readDone() {
+    return false;
   }
 
   @Override
   public boolean awaiting() {
     return !awaited.isEmpty();
+  }
+
+  @Override
+  public boolean full() {
+    return awaited.size() >= maxInFlight;
   }
 
   @Override

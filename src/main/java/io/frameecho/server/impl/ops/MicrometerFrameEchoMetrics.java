@@ -1,5 +1,8 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.ops;
 
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.Rejection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -31,7 +34,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   private final DistributionSummary frameSizes;
   private final Counter protocolErrors;
   private final Timer latency;
-  private final Map<ConnectionLimits.Rejection, Counter> rejected = new EnumMap<>(ConnectionLimits.Rejection.class);
+  private final Map<Rejection, Counter> rejected = new EnumMap<>(Rejection.class);
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
   private final AtomicInteger paused = new AtomicInteger();
 
@@ -39,7 +42,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
    * Meters in the application's registry when Vert.x was started with Micrometer metrics
    * ({@code vertx-micrometer-metrics}), or else in a Prometheus registry of their own.
    */
-  static FrameEchoMetrics create(Operations operations) {
+  static MicrometerFrameEchoMetrics create(Operations operations) {
     MeterRegistry registry = present(VERTX_REGISTRIES) ? BackendRegistries.getDefaultNow() : null;
     if (registry == null) {
       if (!present(PrometheusRegistry.CLASS_NAME)) {
@@ -74,7 +77,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
       .serviceLevelObjectives(Duration.ofNanos(10_000), Duration.ofNanos(100_000), Duration.ofMillis(1), Duration.ofMillis(10),
         Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofSeconds(10))
       .register(registry);
-    for (ConnectionLimits.Rejection why : ConnectionLimits.Rejection.values()) {
+    for (Rejection why : Rejection.values()) {
       rejected.put(why, Counter.builder("frame.echo.connections.rejected").tag("limit", why.key())
         .description("Connections turned away by a limit").register(registry));
     }
@@ -111,7 +114,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   }
 
   @Override
-  public void connectionRejected(ConnectionLimits.Rejection why) {
+  public void connectionRejected(Rejection why) {
     rejected.get(why).increment();
   }
 
@@ -130,8 +133,8 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
     paused.decrementAndGet();
   }
 
-  @Override
-  public String scrape() {
+  /** The Prometheus text exposition of the registry these meters are in, or null when it is not a Prometheus one. */
+  String scrape() {
     return prometheusPresent ? PrometheusRegistry.scrape(registry) : null;
   }
 }

@@ -1,7 +1,6 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.shared;
 
 import io.frameecho.protocol.Frames;
-import io.vertx.core.Vertx;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -21,7 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * connection deals with it through its {@link BudgetAccount}, on its own event loop.
  * <p>
  * Bytes are counted as they are read, never on a header's word: a header alone holds nothing. Past the
- * limit, a connection that wants to read more stops ({@link ReadGate.Reason#OVER_BUFFER_BUDGET}) and
+ * limit, a connection that wants to read more stops ((the read gate's {@code OVER_BUFFER_BUDGET})) and
  * waits. Three things keep the waiting short and free of deadlock:
  * <ul>
  *   <li><b>Release</b>: when bytes are released (a response written, a connection closed) and the budget
@@ -54,7 +53,7 @@ public final class BufferBudget {
   private final long checkMs;
   private final AtomicLong used = new AtomicLong();
   /** The part of {@link #used} in frames not handed over yet (incomplete, or held by a paused parser). */
-  private final AtomicLong unparsed = new AtomicLong();
+  private final AtomicLong buffered = new AtomicLong();
   /** The most ever held at once; updated without a lock, so it may trail a concurrent peak by one read. */
   private volatile long peak;
   /** Every open connection's account, for the eviction check. */
@@ -65,13 +64,19 @@ public final class BufferBudget {
   /** The account holding the completion reserve, or null. */
   private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
   private final AtomicBoolean watching = new AtomicBoolean();
-  /** The reserve's holder as the check last saw it, and its progress then (under the check's lock). */
-  private BudgetAccount holderWeighed;
+  /** Grants of the reserve so far: a new grant to the same account is a new tenure, weighed afresh. */
+  private final AtomicLong grants = new AtomicLong();
+  /** The reserve's tenure as the check last saw it, and the holder's progress then (under the check's lock). */
+  private long tenureWeighed = -1;
   private long holderProgress;
   private long holderWeighedNanos;
 
-  public BufferBudget(long limit, int maxFrameSize, long graceMs) {
+  private final Ticker ticker;
+
+  /** A budget whose eviction check reads the time and sets its timer through {@code ticker}. */
+  public BufferBudget(long limit, int maxFrameSize, long graceMs, Ticker ticker) {
     this.limit = limit;
+    this.ticker = ticker;
     this.reserve = (long) maxFrameSize + Frames.HEADER_SIZE;
     this.graceNanos = TimeUnit.MILLISECONDS.toNanos(graceMs);
     this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
@@ -108,8 +113,8 @@ public final class BufferBudget {
   }
 
   /** The bytes held in frames not handed over changed by {@code delta} (once per read, not per frame). */
-  void unparsedChanged(long delta) {
-    unparsed.addAndGet(delta);
+  void bufferedChanged(long delta) {
+    buffered.addAndGet(delta);
   }
 
   private void notePeak(long now) {
@@ -138,7 +143,7 @@ public final class BufferBudget {
    */
   boolean overForCompletion() {
     long now = used.get();
-    return now > limit + reserve && now - unparsed.get() > 0;
+    return now > limit + reserve && now - buffered.get() > 0;
   }
 
   // ---- waiting ----
@@ -152,11 +157,11 @@ public final class BufferBudget {
   }
 
   /** {@code account} has paused for budget: it is woken by a release, the reserve, or an eviction. */
-  void await(BudgetAccount account, Vertx vertx) {
+  void await(BudgetAccount account) {
     if (waiting.add(account)) {
       waitingCount.incrementAndGet();
     }
-    watch(vertx);
+    watch();
     // A release may have happened just before the account was listed.
     released(used.get());
   }
@@ -196,7 +201,7 @@ public final class BufferBudget {
     boolean nextWasted = true;
     long nextRemaining = Long.MAX_VALUE;
     for (BudgetAccount account : waiting) {
-      if (account.unparsedBytes() > 0) {
+      if (account.bufferedBytes() > 0) {
         boolean wasted = account.reserveWasted();
         long remaining = account.remainingBytes();
         if (next == null || (nextWasted && !wasted) || (wasted == nextWasted && remaining < nextRemaining)) {
@@ -210,10 +215,11 @@ public final class BufferBudget {
       return;
     }
     long now = used.get();
-    if (now + nextRemaining > limit + reserve && now - unparsed.get() > 0) {
+    if (now + nextRemaining > limit + reserve && now - buffered.get() > 0) {
       return;
     }
     if (completing.compareAndSet(null, next)) {
+      grants.incrementAndGet();
       next.reserveGranted();
     }
   }
@@ -227,25 +233,31 @@ public final class BufferBudget {
 
   // ---- eviction ----
 
-  private void watch(Vertx vertx) {
+  private void watch() {
     if (watching.compareAndSet(false, true)) {
-      vertx.setPeriodic(checkMs, id -> check(vertx, id));
+      ticker.schedule(checkMs, this::check);
     }
   }
 
   /**
    * A reserve that barely moves (a staller that took it, a client trickling a byte at a time) would keep
    * every waiting frame, a fresh client's too, waiting for as long as the holder likes: free to read, it
-   * must read {@link #RESERVE_MIN_PROGRESS} bytes every two checks to keep it.
+   * must read {@link #RESERVE_MIN_PROGRESS} bytes every two checks to keep it. The window starts afresh with
+   * each tenure of the reserve and whenever the holder is seen paused (waiting at the limit plus one frame, or
+   * its responses unread): time it could not read is not held against it.
    */
-  private void weighHolder(BudgetAccount holder, long now) {
-    if (holder != holderWeighed) {
-      holderWeighed = holder;
-      holderProgress = holder == null ? 0 : holder.progress();
+  private void weighHolder(BudgetAccount holder, long tenure, long now) {
+    if (holder == null) {
+      tenureWeighed = -1;
+      return;
+    }
+    long progress = holder.progress();
+    if (tenure != tenureWeighed || !holder.readable()) {
+      tenureWeighed = tenure;
+      holderProgress = progress;
       holderWeighedNanos = now;
-    } else if (holder != null && now - holderWeighedNanos >= yieldNanos) {
-      long progress = holder.progress();
-      if (holder.readable() && progress - holderProgress < RESERVE_MIN_PROGRESS) {
+    } else if (now - holderWeighedNanos >= yieldNanos) {
+      if (progress - holderProgress < RESERVE_MIN_PROGRESS) {
         holder.yieldReserve();
       }
       holderProgress = progress;
@@ -254,37 +266,45 @@ public final class BufferBudget {
   }
 
   /** While anyone waits: evicts stalled holders, largest first, until the budget is under its limit. */
-  private synchronized void check(Vertx vertx, long timerId) {
+  private synchronized void check() {
     if (waitingCount.get() == 0) {
-      vertx.cancelTimer(timerId);
+      tenureWeighed = -1;
       watching.set(false);
       if (waitingCount.get() > 0) {
-        watch(vertx);
+        watch();
       }
       return;
     }
+    ticker.schedule(checkMs, this::check);
     offerReserve();
-    long now = System.nanoTime();
+    long now = ticker.nanoTime();
+    long tenure = grants.get();
     BudgetAccount holder = completing.get();
-    weighHolder(holder, now);
-    List<BudgetAccount> stalled = new ArrayList<>();
+    weighHolder(holder, tenure, now);
+    // Sizes are read once: other event loops change them while the check runs, and a sort needs them to stand still.
+    List<Stalled> stalled = new ArrayList<>();
     for (BudgetAccount account : accounts) {
       if (account.observe(now) && now - account.progressSeenNanos >= graceNanos) {
-        stalled.add(account);
+        stalled.add(new Stalled(account, account.bufferedBytes()));
       }
     }
     if (stalled.isEmpty()) {
       return;
     }
-    stalled.sort(Comparator.comparingLong(BudgetAccount::unparsedBytes).reversed());
+    stalled.sort(Comparator.comparingLong(Stalled::bytes).reversed());
     long over = used.get() - limit;
     int waiters = waitingCount.get();
-    for (BudgetAccount account : stalled) {
+    for (Stalled candidate : stalled) {
+      BudgetAccount account = candidate.account;
       if (over > 0 || account == holder) {
-        over -= account.unparsedBytes();
+        over -= candidate.bytes;
         account.evictIfStalled(account.progressSeen, TimeUnit.NANOSECONDS.toMillis(now - account.progressSeenNanos),
           waiters, used.get(), limit);
       }
     }
+  }
+
+  /** A stalled account and the bytes it held when the check looked. */
+  private record Stalled(BudgetAccount account, long bytes) {
   }
 }

@@ -1,4 +1,4 @@
-package io.frameecho.server.impl;
+package io.frameecho.server.impl.connection;
 
 import io.netty.buffer.ByteBuf;
 
@@ -10,15 +10,19 @@ interface Responses {
 
   /**
    * A complete request frame, header included, which this now owns; it holds {@code heldBytes} of the
-   * budget, and arrived at {@code receivedNanos} (for the latency meter).
+   * budget, and arrived at {@code receivedNanos} (for the latency meter). Returns true when reading may have to
+   * stop: a write filled the queue, or every answer slot is taken ({@link #full()}).
    */
-  void request(ByteBuf frame, int heldBytes, long receivedNanos);
+  boolean request(ByteBuf frame, int heldBytes, long receivedNanos);
 
-  /** The frames of one read have all been handed over. */
-  void readDone();
+  /** The frames of one read have all been handed over; true when a write filled the queue. */
+  boolean readDone();
 
   /** True while answers are owed that the application has not given yet. */
   boolean awaiting();
+
+  /** True while as many answers are awaited as may be ({@code handler.maxInFlight}): reading stops. */
+  boolean full();
 
   /** The connection is about to close after its answers: write whatever is still held back. */
   void flush();

@@ -1,0 +1,43 @@
+package io.frameecho.server;
+
+/**
+ * What a server's connections report at their decision points, as Vert.x's metrics SPI reports a
+ * {@code NetServer}'s: the built-in Micrometer meters implement it, and so can an application that counts
+ * in a system of its own ({@link FrameEchoServer#metrics}). Every method is called on the connection's event
+ * loop and must not block; the per-frame ones ({@link #requestReceived}, {@link #responseQueued}) are on the
+ * hot path. {@link #NONE} does nothing (and reads no clock), so a server without metrics pays nothing per
+ * frame.
+ */
+public interface FrameEchoMetrics {
+
+  FrameEchoMetrics NONE = new FrameEchoMetrics() {
+  };
+
+  /** A request frame is complete; returns the time to hand back to {@link #responseQueued}. */
+  default long requestReceived(int payloadBytes) {
+    return 0;
+  }
+
+  /** The response to the request received at {@code receivedNanos} went to the write queue. */
+  default void responseQueued(long receivedNanos) {
+  }
+
+  /** A header announced more than {@code maxFrameSize}: the connection closes after its earlier responses. */
+  default void protocolError() {
+  }
+
+  /** A new connection was turned away by a limit. */
+  default void connectionRejected(Rejection why) {
+  }
+
+  /** A connection ended, for its one reason. */
+  default void connectionClosed(CloseReason reason) {
+  }
+
+  /** The connection stopped reading (any back-pressure reason); balanced by {@link #readingResumed}. */
+  default void readingPaused() {
+  }
+
+  default void readingResumed() {
+  }
+}

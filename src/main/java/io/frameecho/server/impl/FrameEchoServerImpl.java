@@ -1,0 +1,244 @@
+package io.frameecho.server.impl;
+
+import io.frameecho.server.EchoHandler;
+import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.frameecho.server.HandlerOptions;
+import io.frameecho.server.MetricsOptions;
+import io.frameecho.server.Rejection;
+import io.frameecho.server.RequestHandler;
+import io.frameecho.server.TlsOptions;
+import io.frameecho.server.impl.connection.ChannelAdapter;
+import io.frameecho.server.impl.connection.Connection;
+import io.frameecho.server.impl.ops.Operations;
+import io.frameecho.server.impl.ops.OperationsEndpoint;
+import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.SocketAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The server behind {@link FrameEchoServer}: the book's {@code handle_accept} and the drain on shutdown, on the
+ * event loop it was created on. Its connections' limits and budget are the deployment's ({@link ConnectionLimits}).
+ */
+public final class FrameEchoServerImpl implements FrameEchoServer {
+
+  /** The facade's logger name: the one operators configure and see on the listening and shutdown lines. */
+  private static final Logger log = LoggerFactory.getLogger(FrameEchoServer.class);
+  /** The Vert.x hooks line is logged by the first server of the process only. */
+  private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
+
+  private final Vertx vertx;
+  private final FrameEchoOptions options;
+  /** Shared with the other instances of this server's deployment; attached while listening. */
+  private ConnectionLimits limits;
+  private boolean detached;
+  private final Operations operations;
+  private RequestHandler requestHandler = new EchoHandler();
+  private FrameEchoMetrics metrics;
+  private NetServer netServer;
+  /** Open connections of this server instance; touched on its event loop only. */
+  private final Set<Connection> connections = new HashSet<>();
+  private Future<Void> shutdown;
+  private final Promise<Void> allClosed = Promise.promise();
+  private int drained;
+  private int cut;
+
+  public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
+    this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
+    this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
+    this.metrics = operations.metrics();
+  }
+
+  @Override
+  public FrameEchoServer requestHandler(RequestHandler handler) {
+    this.requestHandler = Objects.requireNonNull(handler, "handler");
+    return this;
+  }
+
+  @Override
+  public FrameEchoServer metrics(FrameEchoMetrics metrics) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    return this;
+  }
+
+  @Override
+  public Future<FrameEchoServer> listen() {
+    if (netServer != null) {
+      return Future.failedFuture(new IllegalStateException("already listening"));
+    }
+    NetServerOptions netOptions;
+    try {
+      netOptions = netServerOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+      options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
+    operations.add(limits);
+    netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
+    return netServer.listen().onFailure(e -> detach()).map(s -> {
+      operations.listening();
+      if (HOOKS_LOGGED.compareAndSet(false, true)) {
+        log.info("{}", ChannelAdapter.hooks());
+      }
+      log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+          + "maxConnectionsPerIp={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
+          + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
+        options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
+        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx), options.getMaxFrameSize(),
+        options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+        limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
+        options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
+      return this;
+    });
+  }
+
+  /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
+  private void detach() {
+    if (limits != null && !detached) {
+      detached = true;
+      operations.remove(limits);
+      limits.detach(vertx);
+    }
+  }
+
+  /** Vert.x's options from {@code netServerOptions}, then ours on top. */
+  private NetServerOptions netServerOptions() {
+    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+      .setHost(options.getHost())
+      .setPort(options.getPort());
+    TlsOptions tls = options.getTls();
+    if (tls != null) {
+      requireReadable("tls.certPath", tls.getCertPath());
+      requireReadable("tls.keyPath", tls.getKeyPath());
+      netOptions.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
+    }
+    return netOptions;
+  }
+
+  private static void requireReadable(String key, String path) {
+    if (!Files.isReadable(Path.of(path))) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + key + ": cannot read the file " + path);
+    }
+  }
+
+  private String describeHandler() {
+    HandlerOptions h = options.getHandler();
+    if (requestHandler instanceof EventBusHandler) {
+      return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
+    }
+    if (requestHandler instanceof EchoHandler) {
+      return "echo";
+    }
+    // A lambda's class name is noise (demo.App$$Lambda$162/0x...): say what it is instead.
+    return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
+  }
+
+  /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit. */
+  private void accept(NetSocket socket) {
+    String ip = clientAddress(socket);
+    Rejection rejection = shutdown != null ? null : limits.tryAcquire(ip);
+    if (shutdown != null || rejection != null) {
+      // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
+      if (rejection != null) {
+        metrics.connectionRejected(rejection);
+      }
+      socket.close();
+      return;
+    }
+    Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(), metrics, closed -> {
+      limits.release(ip);
+      connections.remove(closed);
+      if (shutdown != null) {
+        if (closed.wasCut()) {
+          cut++;
+        } else {
+          drained++;
+        }
+        if (connections.isEmpty()) {
+          allClosed.tryComplete();
+        }
+      }
+    });
+    connections.add(connection);
+  }
+
+  private static String clientAddress(NetSocket socket) {
+    SocketAddress remote = socket.remoteAddress();
+    return remote == null ? "unknown" : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
+  }
+
+  @Override
+  public int actualPort() {
+    return netServer == null ? 0 : netServer.actualPort();
+  }
+
+  @Override
+  public Future<Void> shutdown() {
+    if (netServer == null) {
+      return Future.succeededFuture();
+    }
+    if (shutdown != null) {
+      return shutdown;
+    }
+    operations.stoppedListening();
+    shutdown = allClosed.future().map(v -> {
+      detach();
+      log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
+      return null;
+    });
+    if (connections.isEmpty()) {
+      allClosed.tryComplete();
+    }
+    long timeout = options.getShutdownTimeoutMs();
+    // Vert.x's own forced close still flushes first, which a client that does not read can block: at the
+    // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
+    long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
+    allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
+    netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+    return shutdown;
+  }
+
+  @Override
+  public Future<Void> close() {
+    if (netServer == null) {
+      return Future.succeededFuture();
+    }
+    if (shutdown == null) {
+      operations.stoppedListening();
+    }
+    return netServer.close().onComplete(ar -> detach());
+  }
+
+  @Override
+  public Future<Void> drainAndShutdown() {
+    operations.draining();
+    long delay = options.getDrainDelayMs();
+    return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
+  }
+
+  /** Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance. */
+  public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
+    return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+  }
+}

@@ -1,0 +1,409 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.protocol.FrameParser;
+import io.frameecho.protocol.FrameTooLargeException;
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.EchoHandler;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.shared.BudgetAccount;
+import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.server.impl.shared.Ticker;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.Context;
+import io.vertx.core.Handler;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.SocketAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executor;
+
+/**
+ * One client connection: the book's {@code Conn}. Control runs one way through it:
+ * <pre>
+ *  socket ─▶ {@link #bytes} ─▶ {@link FrameParser} ─frame─▶ {@link #frame} ─▶ {@link Responses} ─▶ {@link ResponseWriter} ─▶ socket
+ *            (handle_read)     (try_one_request, parsing)                    (echo / application)    (handle_write)
+ *                 └─ then once per read, {@link #afterRead}: asks the parser what is under way, and settles the
+ *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link ReadGate})
+ * </pre>
+ * What must come back up (the write queue drained, an answer given, a clock ran out, the budget has room)
+ * arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
+ * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
+ */
+public final class Connection implements ChannelAdapter.Events, FrameParser.Listener, OrderedAnswers.Listener,
+  ConnectionTimers.Events, BudgetAccount.Owner {
+
+  /** The logger name operators configure, kept from before the packages were split by threading rule. */
+  private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.Connection");
+  private static final int LOGGED_PAYLOAD_BYTES = 100;
+
+  private final SocketAddress remote;
+  private final FrameEchoOptions options;
+  private final FrameEchoMetrics metrics;
+  private final Handler<Connection> closedHandler;
+  private final ReadGate gate = new ReadGate();
+
+  private ConnectionSocket socket;
+  private FrameParser parser;
+  private BudgetAccount account;
+  private ResponseWriter writer;
+  private Responses responses;
+  private ConnectionTimers timers;
+
+  /** Frames handed over since the last {@link #afterRead}. */
+  private int framesSinceSettled;
+  /** A frame was under way at the last {@link #afterRead}. */
+  private boolean frameUnderWay;
+  /** The book's {@code want_close}, with its reason: the first reason wins. */
+  private CloseReason closeReason;
+  private Throwable ioError;
+  /** Every answer is written: the socket closes once they are flushed. */
+  private boolean closeRequested;
+  /** The client shut down its sending side (or closed): answer what it sent, then close. */
+  private boolean inputEnded;
+  /** Shutdown's deadline cut the connection. */
+  private boolean cutAtDeadline;
+  /** The connection ended with answers or responses it could not deliver. */
+  private boolean cut;
+
+  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, Handler<Connection> closedHandler) {
+    this.remote = remote;
+    this.options = options;
+    this.metrics = metrics;
+    this.closedHandler = closedHandler;
+  }
+
+  /**
+   * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
+   * loop of {@code context}, which the caller is running on.
+   */
+  public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
+                                  BufferBudget budget, FrameEchoMetrics metrics, Handler<Connection> closedHandler) {
+    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, closedHandler);
+    if (log.isDebugEnabled()) {
+      log.debug("new client from {}", connection.remote);
+    }
+    ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
+    connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), Ticker.of(context.owner()));
+    return connection;
+  }
+
+  /** Builds the rooms; once, on the event loop. {@code loop} runs a task on this connection's event loop later. */
+  void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
+    this.socket = socket;
+    parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
+    account = new BudgetAccount(budget, loop, this);
+    writer = new ResponseWriter(socket, account);
+    // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
+    responses = handler instanceof EchoHandler
+      ? new EchoWriter(writer, account, metrics)
+      : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
+    timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
+      options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, this);
+    timers.start();
+  }
+
+  // ---- handle_read: the socket's events ----
+
+  @Override
+  public void bytes(ByteBuf bytes) {
+    if (closeReason != null) {
+      // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
+      bytes.release();
+      return;
+    }
+    account.received(bytes.readableBytes());
+    parser.handle(bytes);
+    afterRead();
+  }
+
+  /**
+   * The one step after a read (or after frames held while paused were handed over): the frames of the read are
+   * written, and the connection asks the parser what is under way and settles the budget, the frame clock and
+   * the read gate with it.
+   */
+  private void afterRead() {
+    if (closeReason != null) {
+      return;
+    }
+    if (responses.readDone()) {
+      stopReadingIfFull();
+    }
+    boolean completed = framesSinceSettled != 0;
+    framesSinceSettled = 0;
+    long buffered = parser.bufferedBytes();
+    boolean underWay = buffered != 0;
+    if (underWay && (completed || !frameUnderWay)) {
+      timers.frameStarted();
+    }
+    frameUnderWay = underWay;
+    if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed)) {
+      pauseReading(Reason.OVER_BUFFER_BUDGET);
+    }
+  }
+
+  @Override
+  public void inputEnded() {
+    inputEnded = true;
+    endIfInputDone();
+  }
+
+  @Override
+  public void writable() {
+    if (gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
+      if (!closeRequested) {
+        timers.writeDrained();
+      }
+      resumeReading(Reason.WRITE_QUEUE_FULL);
+    }
+  }
+
+  @Override
+  public void shutdownRequested() {
+    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
+  }
+
+  // ---- try_one_request ----
+
+  /** A whole request frame, as Netty gave it: the one place where a request is complete. */
+  @Override
+  public void frame(ByteBuf frame) {
+    int held = frame.readableBytes();
+    framesSinceSettled++;
+    if (log.isTraceEnabled()) {
+      int length = held - Frames.HEADER_SIZE;
+      byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
+      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
+      log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
+    }
+    timers.requestArrived();
+    long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
+    if (responses.request(frame, held, receivedNanos)) {
+      stopReadingIfFull();
+    }
+  }
+
+  /** A {@link FrameTooLargeException} from the parser, or an IO error from the socket. */
+  @Override
+  public void failed(Throwable error) {
+    if (error instanceof FrameTooLargeException e) {
+      metrics.protocolError();
+      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
+        remote, e.length(), e.maxFrameSize());
+      closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
+    } else {
+      if (closeReason == null) {
+        closeReason = CloseReason.IO_ERROR;
+        ioError = error;
+      }
+      forceClose();
+    }
+  }
+
+  // ---- want_read ----
+
+  /** Responses handed over may have filled the write queue, or taken every answer slot: reading stops. */
+  private void stopReadingIfFull() {
+    if (writer.queueFilled()) {
+      pauseReading(Reason.WRITE_QUEUE_FULL);
+    }
+    if (responses.full()) {
+      pauseReading(Reason.TOO_MANY_IN_FLIGHT);
+    }
+  }
+
+  private void pauseReading(Reason reason) {
+    boolean wasOpen = gate.isOpen();
+    if (!gate.pause(reason)) {
+      return;
+    }
+    if (wasOpen) {
+      parser.pause();
+      metrics.readingPaused();
+      timers.readingPaused();
+    }
+    account.readingPaused(reason == Reason.OVER_BUFFER_BUDGET);
+    if (reason == Reason.WRITE_QUEUE_FULL) {
+      timers.writeWaiting();
+    }
+  }
+
+  private void resumeReading(Reason reason) {
+    if (!gate.resume(reason)) {
+      return;
+    }
+    metrics.readingResumed();
+    if (gate.isShut()) {
+      return;
+    }
+    timers.readingResumed();
+    account.readingResumed();
+    // Frames received while paused are handed over now, then the socket is read again.
+    parser.resume();
+    afterRead();
+    endIfInputDone();
+  }
+
+  // ---- answers ----
+
+  @Override
+  public void answered() {
+    stopReadingIfFull();
+    if (!responses.full()) {
+      resumeReading(Reason.TOO_MANY_IN_FLIGHT);
+    }
+    closeIfDone();
+  }
+
+  @Override
+  public void handlerFailed(Throwable cause) {
+    log.warn("{} closing: request handler failed: {}", remote, cause.toString());
+    closeAfterAnswers(CloseReason.HANDLER_FAILED);
+  }
+
+  // ---- the budget ----
+
+  @Override
+  public void budgetHasRoom() {
+    resumeReading(Reason.OVER_BUFFER_BUDGET);
+  }
+
+  @Override
+  public boolean pausedForOtherReason() {
+    return gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+  }
+
+  @Override
+  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+    log.info("{} closing: evicted for the buffer budget: its incomplete frame holds {} bytes and made no progress for {} ms "
+        + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
+      remote, heldBytes, stalledMs, waiting, used, limit);
+    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+  }
+
+  // ---- the clocks ----
+
+  @Override
+  public boolean idle(long idleMs) {
+    if (closeReason != null) {
+      return true;
+    }
+    if (responses.awaiting() || !gate.isOpen() || !parser.atFrameBoundary()) {
+      return false;
+    }
+    if (log.isDebugEnabled()) {
+      log.debug("{} closing: no request for {} ms (idleTimeoutMs)", remote, idleMs);
+    }
+    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
+    return true;
+  }
+
+  @Override
+  public void frameTimedOut(long elapsedMs) {
+    if (closeReason != null || parser.atFrameBoundary()) {
+      return;
+    }
+    log.info("{} closing: a frame started {} ms ago is still incomplete after {} bytes (frameTimeoutMs)",
+      remote, elapsedMs, parser.bufferedBytes());
+    closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
+  }
+
+  @Override
+  public void writeStalled() {
+    boolean stalled = closeRequested ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
+    if (!stalled) {
+      return;
+    }
+    log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
+    if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
+      closeReason = CloseReason.WRITE_STALL;
+    }
+    forceClose();
+  }
+
+  // ---- want_close ----
+
+  /**
+   * After the client's input ended: once everything it sent has been read (reading is not paused, so
+   * nothing waits in the socket), the end is decided and the connection closes after its answers.
+   */
+  private void endIfInputDone() {
+    if (inputEnded && closeReason == null && gate.isOpen()) {
+      closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
+    }
+  }
+
+  /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
+  private void closeAfterAnswers(CloseReason reason) {
+    if (closeReason == null) {
+      closeReason = reason;
+    }
+    gate.shut();
+    parser.pause();
+    // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
+    account.closing(parser.bufferedBytes());
+    parser.releaseBuffers();
+    closeIfDone();
+  }
+
+  private void closeIfDone() {
+    if (closeReason != null && !responses.awaiting() && !closeRequested) {
+      responses.flush();
+      closeRequested = true;
+      // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
+      timers.writeWaiting();
+      socket.closeLingering(options.getLingerTimeoutMs());
+    }
+  }
+
+  /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
+  private void forceClose() {
+    closeRequested = true;
+    socket.closeNow();
+  }
+
+  /** Cuts a connection that shutdown could not drain in time (one lingering has delivered everything). */
+  public void cut() {
+    cutAtDeadline = !socket.lingering();
+    if (closeReason == null) {
+      closeReason = CloseReason.SERVER_SHUTDOWN;
+    }
+    forceClose();
+  }
+
+  @Override
+  public void closed() {
+    if (closeReason == null) {
+      // The socket closed before its end reached the parser.
+      closeReason = parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF;
+    }
+    boolean dropped = responses.drop();
+    cut = cutAtDeadline || writer.lost() || dropped;
+    account.close(parser.bufferedBytes());
+    parser.releaseBuffers();
+    timers.cancelAll();
+    if (gate.clear()) {
+      metrics.readingResumed();
+    }
+    metrics.connectionClosed(closeReason);
+    closedHandler.handle(this);
+    // Last, so that the line means every count has been settled.
+    if (log.isDebugEnabled()) {
+      if (ioError == null) {
+        log.debug("{} {}", remote, closeReason);
+      } else {
+        log.debug("{} {}: {}", remote, closeReason, ioError.getMessage());
+      }
+    }
+  }
+
+  /** True when the connection ended with answers or responses it could not deliver. */
+  public boolean wasCut() {
+    return cut;
+  }
+}

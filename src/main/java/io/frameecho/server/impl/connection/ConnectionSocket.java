@@ -1,0 +1,36 @@
+package io.frameecho.server.impl.connection;
+
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * What a {@link Connection} does to its socket: the seam where it meets the channel. {@link ChannelAdapter}
+ * is the socket; unit tests give a connection one of their own, and drive its events by hand.
+ */
+interface ConnectionSocket {
+
+  /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
+  void reading(boolean on);
+
+  /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait. */
+  boolean writeQueueFull();
+
+  /** Response bytes queued and not yet taken by the kernel: falls while the client reads, however slowly. */
+  long pendingWriteBytes();
+
+  /** Queues {@code bytes} (released once written); the future tells whether they were. */
+  Future<Void> write(ByteBuf bytes);
+
+  /** Queues {@code bytes}, which the caller no longer touches; the future tells whether they were. */
+  Future<Void> write(Buffer bytes);
+
+  /** Once every queued response is written: a FIN, then reads are discarded until the client closes, or {@code lingerMs}. */
+  void closeLingering(long lingerMs);
+
+  /** True once the FIN has gone out after the last response: nothing the connection owed is left. */
+  boolean lingering();
+
+  /** Closes at once, dropping whatever is still queued. */
+  void closeNow();
+}

@@ -1,0 +1,169 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.impl.shared.Ticker;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * A connection's three clocks, each off at 0: {@code idleTimeoutMs} (no complete request), {@code
+ * frameTimeoutMs} (a started frame not complete: slowloris) and {@code writeStallTimeoutMs} (responses
+ * not read, or a close that cannot flush). The connection tells them what happens; each that runs out
+ * sends it one {@link Events event}, and the connection decides. A timer is re-armed rather than reset per
+ * request, so a busy connection costs one clock read per frame, not a timer. Time comes from a
+ * {@link Ticker}: Vert.x's timers, or a virtual clock in tests.
+ */
+final class ConnectionTimers {
+
+  /** What the clocks tell their connection when they run out. */
+  interface Events {
+
+    /**
+     * No complete request for {@code idleMs} (at least {@code idleTimeoutMs}). Returns false when the
+     * connection is busy all the same (answers awaited, reading paused, a frame under way): the clock then
+     * starts over.
+     */
+    boolean idle(long idleMs);
+
+    /** A frame started {@code elapsedMs} ago (not counting time the server paused reading) is not complete. */
+    void frameTimedOut(long elapsedMs);
+
+    /** No response byte was taken for {@code writeStallTimeoutMs} since the queue filled, or a close began to flush. */
+    void writeStalled();
+  }
+
+  private final Ticker ticker;
+  private final long idleTimeoutMs;
+  private final long frameTimeoutMs;
+  private final long writeStallTimeoutMs;
+  /** The socket's response bytes not yet taken by the client. */
+  private final LongSupplier pendingWriteBytes;
+  private final Events events;
+
+  private long lastRequestNanos;
+  private long frameStartedNanos;
+  /** Time the server itself kept reading paused since the current frame started (not the client's slowness). */
+  private long frameNanosPaused;
+  private long pausedSinceNanos = -1;
+  /** Response bytes pending when the write-stall clock was last armed: fewer since means progress. */
+  private long pendingAtWriteCheck;
+  private long idleTimer = -1;
+  private long frameTimer = -1;
+  private long writeTimer = -1;
+
+  ConnectionTimers(Ticker ticker, long idleTimeoutMs, long frameTimeoutMs, long writeStallTimeoutMs,
+                   LongSupplier pendingWriteBytes, Events events) {
+    this.ticker = ticker;
+    this.idleTimeoutMs = idleTimeoutMs;
+    this.frameTimeoutMs = frameTimeoutMs;
+    this.writeStallTimeoutMs = writeStallTimeoutMs;
+    this.pendingWriteBytes = pendingWriteBytes;
+    this.events = events;
+  }
+
+  void start() {
+    if (idleTimeoutMs > 0) {
+      lastRequestNanos = ticker.nanoTime();
+      idleTimer = ticker.schedule(idleTimeoutMs, this::onIdleTimer);
+    }
+  }
+
+  /** A request frame is complete: the idle clock restarts. */
+  void requestArrived() {
+    if (idleTimeoutMs > 0) {
+      lastRequestNanos = ticker.nanoTime();
+    }
+  }
+
+  /** The first bytes of a frame have arrived. */
+  void frameStarted() {
+    if (frameTimeoutMs > 0) {
+      frameStartedNanos = ticker.nanoTime();
+      frameNanosPaused = 0;
+      if (pausedSinceNanos >= 0) {
+        pausedSinceNanos = frameStartedNanos;
+      }
+      if (frameTimer < 0) {
+        frameTimer = ticker.schedule(frameTimeoutMs, this::onFrameTimer);
+      }
+    }
+  }
+
+  /** The server paused reading: until it resumes, the frame clock does not run against the client. */
+  void readingPaused() {
+    if (pausedSinceNanos < 0) {
+      pausedSinceNanos = ticker.nanoTime();
+    }
+  }
+
+  void readingResumed() {
+    if (pausedSinceNanos >= 0) {
+      frameNanosPaused += ticker.nanoTime() - pausedSinceNanos;
+      pausedSinceNanos = -1;
+    }
+  }
+
+  /** The write queue is full, or a close waits to flush: the write-stall clock starts, unless running. */
+  void writeWaiting() {
+    if (writeTimer < 0 && writeStallTimeoutMs > 0) {
+      pendingAtWriteCheck = pendingWriteBytes.getAsLong();
+      writeTimer = ticker.schedule(writeStallTimeoutMs, this::onWriteStall);
+    }
+  }
+
+  /** The write queue drained: the write-stall clock stops. */
+  void writeDrained() {
+    if (writeTimer >= 0) {
+      ticker.cancel(writeTimer);
+      writeTimer = -1;
+    }
+  }
+
+  private void onIdleTimer() {
+    idleTimer = -1;
+    long idleMs = TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - lastRequestNanos);
+    if (idleMs < idleTimeoutMs) {
+      idleTimer = ticker.schedule(idleTimeoutMs - idleMs, this::onIdleTimer);
+    } else if (!events.idle(idleMs)) {
+      idleTimer = ticker.schedule(idleTimeoutMs, this::onIdleTimer);
+    }
+  }
+
+  private void onFrameTimer() {
+    frameTimer = -1;
+    long now = ticker.nanoTime();
+    // Time the server kept reading paused is its own choice, not the client's slowness: it does not count.
+    long paused = frameNanosPaused + (pausedSinceNanos >= 0 ? now - pausedSinceNanos : 0);
+    long elapsedMs = TimeUnit.NANOSECONDS.toMillis(now - frameStartedNanos - paused);
+    if (elapsedMs < frameTimeoutMs) {
+      frameTimer = ticker.schedule(frameTimeoutMs - elapsedMs, this::onFrameTimer);
+      return;
+    }
+    events.frameTimedOut(elapsedMs);
+  }
+
+  /** A stall is no progress: a client that reads, however slowly, keeps its connection. */
+  private void onWriteStall() {
+    writeTimer = -1;
+    long pending = pendingWriteBytes.getAsLong();
+    if (pending < pendingAtWriteCheck) {
+      pendingAtWriteCheck = pending;
+      writeTimer = ticker.schedule(writeStallTimeoutMs, this::onWriteStall);
+      return;
+    }
+    events.writeStalled();
+  }
+
+  long writeStallTimeoutMs() {
+    return writeStallTimeoutMs;
+  }
+
+  void cancelAll() {
+    for (long id : new long[] {idleTimer, frameTimer, writeTimer}) {
+      if (id >= 0) {
+        ticker.cancel(id);
+      }
+    }
+    idleTimer = frameTimer = writeTimer = -1;
+  }
+}

@@ -1,0 +1,113 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.impl.shared.BudgetAccount;
+import io.netty.buffer.ByteBuf;
+
+/**
+ * The built-in echo: each request frame, header included, is its own response, written back without a
+ * copy. Frames that lie one after the other in the same read go back as one slice of it, in one write, at
+ * the end of the read (a "run").
+ */
+final class EchoWriter implements Responses {
+
+  private final ResponseWriter writer;
+  private final BudgetAccount budget;
+  private final FrameEchoMetrics metrics;
+  /** The first request frame of the run not written yet, or null; the read it was cut from; the run's length and its budget. */
+  private ByteBuf run;
+  private ByteBuf runRead;
+  private int runBytes;
+  private int runHeld;
+
+  EchoWriter(ResponseWriter writer, BudgetAccount budget, FrameEchoMetrics metrics) {
+    this.writer = writer;
+    this.budget = budget;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public boolean request(ByteBuf frame, int heldBytes, long receivedNanos) {
+    boolean filled = false;
+    if (run != null && followsRun(frame)) {
+      runBytes += frame.readableBytes();
+      runHeld += heldBytes;
+      frame.release();
+    } else {
+      filled = writeRun();
+      run = frame;
+      runRead = read(frame);
+      runBytes = frame.readableBytes();
+      runHeld = heldBytes;
+    }
+    metrics.responseQueued(receivedNanos);
+    return filled;
+  }
+
+  /**
+   * Whether {@code frame} starts where the run ends, in the same read (so the run can grow over it). The read is
+   * found under every wrapper: Netty's leak detector wraps each slice it tracks in one of its own.
+   */
+  private boolean followsRun(ByteBuf frame) {
+    ByteBuf read = runRead;
+    return read != run && read == read(frame) && read.hasMemoryAddress() && frame.hasMemoryAddress()
+      && run.memoryAddress() + runBytes == frame.memoryAddress();
+  }
+
+  /** The buffer {@code slice} was cut from, under its wrappers; {@code slice} itself when it is none's slice. */
+  private static ByteBuf read(ByteBuf slice) {
+    ByteBuf buffer = slice;
+    for (ByteBuf inner = buffer.unwrap(); inner != null; inner = inner.unwrap()) {
+      buffer = inner;
+    }
+    return buffer;
+  }
+
+  /** Writes the run, if any; true when that filled the queue. */
+  private boolean writeRun() {
+    ByteBuf frames = run;
+    if (frames == null) {
+      return false;
+    }
+    run = null;
+    ByteBuf read = runRead;
+    runRead = null;
+    if (runBytes != frames.readableBytes()) {
+      ByteBuf whole = read.retainedSlice((int) (frames.memoryAddress() - read.memoryAddress()), runBytes);
+      frames.release();
+      frames = whole;
+    }
+    return writer.write(frames, runHeld);
+  }
+
+  @Override
+  public boolean readDone() {
+    return writeRun();
+  }
+
+  @Override
+  public boolean awaiting() {
+    return false;
+  }
+
+  @Override
+  public boolean full() {
+    return false;
+  }
+
+  @Override
+  public void flush() {
+    writeRun();
+  }
+
+  @Override
+  public boolean drop() {
+    if (run != null) {
+      run.release();
+      run = null;
+      runRead = null;
+      budget.release(runHeld);
+    }
+    return false;
+  }
+}

@@ -1,0 +1,74 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.impl.shared.BudgetAccount;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * The book's {@code handle_write}: response frames join the socket's write queue (the book's
+ * {@code Conn::outgoing}); the budget they hold is released once they are written. A write that takes the
+ * queue over its mark is noted, and the connection, which asks after handing responses over, stops reading.
+ */
+final class ResponseWriter {
+
+  private final ConnectionSocket socket;
+  private final BudgetAccount budget;
+  /** A write took the queue over its mark since the connection last asked. */
+  private boolean filled;
+  /** A response could not be written: the connection ends cut rather than drained. */
+  private boolean lost;
+
+  ResponseWriter(ConnectionSocket socket, BudgetAccount budget) {
+    this.socket = socket;
+    this.budget = budget;
+  }
+
+  /**
+   * Whole frames, header included, holding {@code heldBytes} of the budget until written; true when the queue
+   * is over its mark now.
+   */
+  boolean write(ByteBuf frames, int heldBytes) {
+    if (heldBytes > 0) {
+      socket.write(frames).onComplete(ar -> written(heldBytes, ar.succeeded()));
+    } else {
+      socket.write(frames);
+    }
+    return filled |= socket.writeQueueFull();
+  }
+
+  /** A frame around an application's {@code payload}, which holds budget while it waits to be written; true as {@link #write}. */
+  boolean writeFrame(Buffer payload) {
+    int length = payload.length();
+    socket.write(Frames.header(length));
+    if (length > 0) {
+      budget.hold(length);
+      socket.write(payload).onComplete(ar -> written(length, ar.succeeded()));
+    }
+    return filled |= socket.writeQueueFull();
+  }
+
+  private void written(int heldBytes, boolean succeeded) {
+    budget.release(heldBytes);
+    if (!succeeded) {
+      lost = true;
+    }
+  }
+
+  /** Whether a write took the queue over its mark since the last call: reading should stop. */
+  boolean queueFilled() {
+    boolean was = filled;
+    filled = false;
+    return was;
+  }
+
+  /** Whether the queue is over its mark now. */
+  boolean writeQueueFull() {
+    return socket.writeQueueFull();
+  }
+
+  /** True when a response could not be written. */
+  boolean lost() {
+    return lost;
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * What every event loop of one deployment shares: the buffer budget ({@link
+ * io.frameecho.server.impl.shared.BufferBudget}, with one {@link io.frameecho.server.impl.shared.BudgetAccount}
+ * per connection) and the connection limits. <b>Threading rule:</b> every access from more than one thread
+ * in the server lives in this package (atomics, opaque stores, the eviction check's lock); what crosses back
+ * to a connection is handed to its own event loop with {@code runOnContext}.
+ */
+package io.frameecho.server.impl.shared;

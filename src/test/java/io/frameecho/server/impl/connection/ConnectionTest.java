@@ -1,0 +1,535 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.EchoHandler;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.testkit.RecordingMetrics;
+import io.frameecho.testkit.VirtualTicker;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.Promise;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.SocketAddress;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+import static io.frameecho.server.CloseReason.CLIENT_CLOSED;
+import static io.frameecho.server.CloseReason.FRAME_TIMEOUT;
+import static io.frameecho.server.CloseReason.HANDLER_FAILED;
+import static io.frameecho.server.CloseReason.IDLE_TIMEOUT;
+import static io.frameecho.server.CloseReason.IO_ERROR;
+import static io.frameecho.server.CloseReason.PROTOCOL_ERROR;
+import static io.frameecho.server.CloseReason.SERVER_SHUTDOWN;
+import static io.frameecho.server.CloseReason.UNEXPECTED_EOF;
+import static io.frameecho.server.CloseReason.WRITE_STALL;
+import static io.frameecho.server.impl.connection.Wire.concat;
+import static io.frameecho.server.impl.connection.Wire.frame;
+import static io.frameecho.server.impl.connection.Wire.header;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConnectionTest {
+
+  private static final long LINGER = 250;
+  private static final byte[] A = frame("alpha");
+  private static final byte[] B = frame("");
+  private static final byte[] C = frame("charlie, a little longer");
+
+  private final VirtualTicker ticker = new VirtualTicker();
+  private final RecordingMetrics metrics = new RecordingMetrics();
+  private final FakeSocket socket = new FakeSocket();
+  private final Wire.Reads reads = new Wire.Reads();
+  private final FrameEchoOptions options = new FrameEchoOptions().setMaxFrameSize(64).setWriteQueueMaxSize(1024)
+    .setMaxBufferedBytes(1 << 20).setIdleTimeoutMs(0).setFrameTimeoutMs(0).setWriteStallTimeoutMs(0)
+    .setLingerTimeoutMs(LINGER);
+  private Executor loop = Runnable::run;
+  private BufferBudget budget;
+  private Connection connection;
+  private int closedHandled;
+  /** What a {@link #pending} handler was given, and the answer it owes for each. */
+  private final List<String> requests = new ArrayList<>();
+  private final List<Promise<Buffer>> answers = new ArrayList<>();
+
+  private void start(RequestHandler handler) {
+    budget = new BufferBudget(options.getMaxBufferedBytes(), options.getMaxFrameSize(), 1000, ticker);
+    connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, c -> closedHandled++);
+    connection.start(socket, handler, budget, loop, ticker);
+  }
+
+  private void echo() {
+    start(new EchoHandler());
+  }
+
+  /** A handler whose answers the test gives. */
+  private void pending() {
+    start(request -> {
+      requests.add(request.toString());
+      Promise<Buffer> answer = Promise.promise();
+      answers.add(answer);
+      return answer.future();
+    });
+  }
+
+  /** One read from the socket. */
+  private ByteBuf read(byte[]... parts) {
+    ByteBuf read = reads.read(parts);
+    connection.bytes(read);
+    return read;
+  }
+
+  private boolean closing() {
+    return socket.lingerMs >= 0 || socket.closedNow;
+  }
+
+  /** The socket closes: why the connection ended, once every byte it held is released. */
+  private CloseReason closed() {
+    connection.closed();
+    assertEquals(1, closedHandled);
+    assertEquals(0, budget.used(), "the budget is back to zero");
+    reads.assertReleased();
+    assertEquals(1, metrics.closeReasons().size());
+    return metrics.closeReasons().get(0);
+  }
+
+  // ---- echo ----
+
+  @Test
+  void pipelinedFramesInOneReadGoBackInOneWrite() {
+    echo();
+    read(A, B, C);
+    assertEquals(1, socket.writes.size());
+    assertArrayEquals(concat(A, B, C), socket.writes.get(0));
+    assertTrue(socket.readingOn());
+    assertEquals(CLIENT_CLOSED, closed());
+    assertFalse(connection.wasCut());
+  }
+
+  @Test
+  void aFrameSplitAcrossReadsIsEchoedOnceWhole() {
+    echo();
+    read(Arrays.copyOfRange(C, 0, 2));
+    read(Arrays.copyOfRange(C, 2, 9));
+    assertEquals(0, socket.writes.size());
+    read(Arrays.copyOfRange(C, 9, C.length), A);
+    assertArrayEquals(C, socket.writes.get(0));
+    assertArrayEquals(concat(C, A), socket.written().getBytes());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void aFrameOfMaxFrameSizeIsEchoed() {
+    echo();
+    byte[] largest = frame("x".repeat(options.getMaxFrameSize()));
+    read(largest);
+    assertArrayEquals(largest, socket.written().getBytes());
+    assertFalse(closing());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void anOversizedHeaderClosesAfterTheEarlierResponses() {
+    echo();
+    read(A, header(options.getMaxFrameSize() + 1), "never parsed".getBytes());
+    assertArrayEquals(A, socket.written().getBytes());
+    assertEquals(LINGER, socket.lingerMs);
+    assertFalse(socket.closedNow);
+    assertEquals(1, metrics.protocolErrors());
+
+    read(B);
+    assertArrayEquals(A, socket.written().getBytes(), "what is read while the close lingers is discarded");
+    assertEquals(PROTOCOL_ERROR, closed());
+  }
+
+  // ---- back-pressure ----
+
+  @Test
+  void aFullWriteQueueStopsReadingUntilItDrains() {
+    echo();
+    socket.full = true;
+    read(A);
+    assertArrayEquals(A, socket.written().getBytes());
+    assertFalse(socket.readingOn());
+
+    read(B, Arrays.copyOfRange(C, 0, 5));
+    read(Arrays.copyOfRange(C, 5, C.length));
+    connection.writable();
+    assertEquals(1, socket.writes.size(), "not answered while the queue is still full");
+    assertFalse(socket.readingOn());
+
+    socket.full = false;
+    connection.writable();
+    assertArrayEquals(concat(A, B, C), socket.written().getBytes());
+    assertTrue(socket.readingOn());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void atMaxInFlightReadingStopsUntilAnAnswerComes() {
+    options.getHandler().setMaxInFlight(1);
+    pending();
+    read(A, C);
+    assertEquals(List.of("alpha"), requests);
+    assertFalse(socket.readingOn());
+
+    answers.get(0).complete(Buffer.buffer("1"));
+    assertEquals(List.of("alpha", "charlie, a little longer"), requests, "the held frame is handed over");
+    assertFalse(socket.readingOn(), "and takes the one slot again");
+
+    answers.get(1).complete(Buffer.buffer("2"));
+    assertTrue(socket.readingOn());
+    assertArrayEquals(concat(frame("1"), frame("2")), socket.written().getBytes());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  /**
+   * With a loop that runs its tasks later, as the event loop does: run at once, the reserve's grant would come
+   * inside the read, before the connection pauses, and be lost.
+   */
+  @Test
+  void aFrameOverTheBudgetReadsOnWithTheCompletionReserve() {
+    ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    loop = tasks::add;
+    options.setMaxBufferedBytes(32);
+    echo();
+    byte[] big = frame("y".repeat(60));
+    read(Arrays.copyOfRange(big, 0, 34));
+    assertFalse(socket.readingOn(), "34 bytes held, over a budget of 32");
+    assertEquals(1, budget.waiting());
+
+    while (!tasks.isEmpty()) {
+      tasks.poll().run();
+    }
+    assertTrue(socket.readingOn(), "the reserve is this frame's");
+    read(Arrays.copyOfRange(big, 34, big.length));
+    assertArrayEquals(big, socket.written().getBytes());
+    assertEquals(0, budget.waiting());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  // ---- the end ----
+
+  @Test
+  void inputEndedAtAFrameBoundaryIsClientClosed() {
+    echo();
+    read(A);
+    connection.inputEnded();
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void inputEndedInsideAFrameIsUnexpectedEof() {
+    echo();
+    read(A, Arrays.copyOfRange(C, 0, 7));
+    connection.inputEnded();
+    assertEquals(LINGER, socket.lingerMs);
+    assertArrayEquals(A, socket.written().getBytes());
+    assertEquals(UNEXPECTED_EOF, closed());
+  }
+
+  @Test
+  void inputEndedWhileReadingIsPausedAnswersTheHeldFramesFirst() {
+    echo();
+    socket.full = true;
+    read(A);
+    read(C);
+    connection.inputEnded();
+    assertFalse(closing());
+
+    socket.full = false;
+    connection.writable();
+    assertArrayEquals(concat(A, C), socket.written().getBytes());
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void aSocketClosedInsideAFrameIsUnexpectedEof() {
+    echo();
+    read(Arrays.copyOfRange(C, 0, 3));
+    assertEquals(UNEXPECTED_EOF, closed());
+  }
+
+  @Test
+  void anIoErrorClosesAtOnce() {
+    echo();
+    read(A);
+    connection.failed(new IOException("connection reset"));
+    assertTrue(socket.closedNow);
+    assertEquals(-1, socket.lingerMs);
+    assertEquals(IO_ERROR, closed());
+  }
+
+  @Test
+  void aFailedAnswerClosesAfterTheEarlierAnswers() {
+    pending();
+    read(A, B, C);
+    answers.get(0).complete(Buffer.buffer("first"));
+    answers.get(2).complete(Buffer.buffer("third"));
+    assertFalse(closing());
+    answers.get(1).fail("boom");
+    assertArrayEquals(frame("first"), socket.written().getBytes());
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(HANDLER_FAILED, closed());
+  }
+
+  @Test
+  void aSocketClosedWithAnswersAwaitedDropsThemAndIsCut() {
+    pending();
+    read(A, C);
+    assertEquals(CLIENT_CLOSED, closed());
+    assertTrue(connection.wasCut());
+
+    answers.get(0).complete(Buffer.buffer("too late"));
+    assertEquals(0, socket.writes.size());
+  }
+
+  @Test
+  void aResponseThatCouldNotBeWrittenIsCut() {
+    echo();
+    socket.completeAtOnce = false;
+    read(A);
+    socket.completeWrites(false);
+    assertEquals(CLIENT_CLOSED, closed());
+    assertTrue(connection.wasCut());
+  }
+
+  /** Connection.closeAfterAnswers: "what the parser holds is released now, not when a lingering close ends". */
+  @Test
+  void aHandlerFailingAtOnceReleasesTheRestOfTheReadBeforeTheLingeringClose() {
+    start(request -> {
+      throw new IllegalStateException("thrown");
+    });
+    ByteBuf read = read(A, C);
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(1, read.refCnt(), "only the test's own reference is left");
+    assertEquals(HANDLER_FAILED, closed());
+  }
+
+  @Test
+  void shutdownClosesAfterTheAwaitedAnswers() {
+    pending();
+    read(A);
+    connection.shutdownRequested();
+    assertFalse(closing());
+    read(C);
+    assertEquals(1, requests.size(), "nothing more is read once shutdown is asked");
+
+    answers.get(0).complete(Buffer.buffer("last"));
+    assertArrayEquals(frame("last"), socket.written().getBytes());
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(SERVER_SHUTDOWN, closed());
+  }
+
+  @Test
+  void aClosingConnectionDoesNotReadAgainWhenTheQueueDrains() {
+    echo();
+    socket.full = true;
+    read(A);
+    read(C);
+    connection.shutdownRequested();
+    assertEquals(LINGER, socket.lingerMs);
+
+    socket.full = false;
+    connection.writable();
+    assertFalse(socket.readingOn());
+    assertArrayEquals(A, socket.written().getBytes(), "what was held when the close began is not answered");
+    assertEquals(SERVER_SHUTDOWN, closed());
+  }
+
+  @Test
+  void aCutAtShutdownsDeadlineClosesAtOnce() {
+    pending();
+    read(A);
+    connection.shutdownRequested();
+    connection.cut();
+    assertTrue(socket.closedNow);
+    assertEquals(-1, socket.lingerMs);
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.wasCut());
+  }
+
+  // ---- the clocks ----
+
+  @Test
+  void noRequestForIdleTimeoutClosesTheConnection() {
+    options.setIdleTimeoutMs(1000);
+    echo();
+    ticker.advance(999);
+    read(A);
+    ticker.advance(999);
+    assertFalse(closing(), "the request pushed the idle clock back");
+    ticker.advance(1);
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(IDLE_TIMEOUT, closed());
+  }
+
+  @Test
+  void anAwaitedAnswerIsNotIdle() {
+    options.setIdleTimeoutMs(1000);
+    pending();
+    read(A);
+    ticker.advance(5000);
+    read(B);
+    assertEquals(2, requests.size(), "still reading");
+
+    answers.get(0).complete(Buffer.buffer("late"));
+    answers.get(1).complete(Buffer.buffer(""));
+    ticker.advance(1000);
+    assertEquals(LINGER, socket.lingerMs);
+    assertArrayEquals(concat(frame("late"), frame("")), socket.written().getBytes());
+    assertEquals(IDLE_TIMEOUT, closed());
+  }
+
+  @Test
+  void aFrameTrickledInTooSlowlyTimesOut() {
+    options.setFrameTimeoutMs(500);
+    echo();
+    read(header(10), "abc".getBytes());
+    ticker.advance(300);
+    read("d".getBytes());
+    ticker.advance(199);
+    assertFalse(closing(), "a byte more does not restart the frame's clock");
+    ticker.advance(1);
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(0, socket.writes.size());
+    assertEquals(FRAME_TIMEOUT, closed());
+  }
+
+  @Test
+  void aFrameStartedInTheReadThatEndsAnotherGetsItsOwnClock() {
+    options.setFrameTimeoutMs(500);
+    echo();
+    read(Arrays.copyOfRange(C, 0, 6));
+    ticker.advance(400);
+    read(Arrays.copyOfRange(C, 6, C.length), Arrays.copyOfRange(A, 0, 6));
+    assertArrayEquals(C, socket.written().getBytes());
+    ticker.advance(499);
+    assertFalse(closing());
+    ticker.advance(1);
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(FRAME_TIMEOUT, closed());
+  }
+
+  @Test
+  void aFrameDoesNotTimeOutWhileTheServerHoldsReading() {
+    options.setFrameTimeoutMs(500);
+    echo();
+    socket.full = true;
+    read(A, Arrays.copyOfRange(C, 0, 6));
+    ticker.advance(5000);
+    assertFalse(closing());
+
+    socket.full = false;
+    connection.writable();
+    ticker.advance(499);
+    assertFalse(closing());
+    ticker.advance(1);
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(FRAME_TIMEOUT, closed());
+  }
+
+  @Test
+  void aFrameCompletedInTimeIsServed() {
+    options.setFrameTimeoutMs(500);
+    echo();
+    read(Arrays.copyOfRange(C, 0, 6));
+    ticker.advance(499);
+    read(Arrays.copyOfRange(C, 6, C.length));
+    ticker.advance(10_000);
+    assertFalse(closing());
+    assertArrayEquals(C, socket.written().getBytes());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void aClientThatDoesNotReadIsCutAfterTheWriteStallTimeout() {
+    options.setWriteStallTimeoutMs(300);
+    echo();
+    socket.full = true;
+    socket.pending = 100;
+    read(A);
+    ticker.advance(299);
+    assertFalse(closing());
+    ticker.advance(1);
+    assertTrue(socket.closedNow);
+    assertEquals(-1, socket.lingerMs, "cut, not a lingering close");
+    assertEquals(WRITE_STALL, closed());
+  }
+
+  @Test
+  void aSlowReaderKeepsItsConnection() {
+    options.setWriteStallTimeoutMs(300);
+    echo();
+    socket.full = true;
+    socket.pending = 100;
+    read(A);
+    ticker.advance(200);
+    socket.pending = 50;
+    ticker.advance(200);
+    assertFalse(closing());
+
+    socket.full = false;
+    connection.writable();
+    assertEquals(0, ticker.pending(), "the write-stall clock stops once the queue drains");
+    ticker.advance(10_000);
+    assertFalse(closing());
+    assertTrue(socket.readingOn());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  @Test
+  void aCloseThatCannotFlushIsCutAfterTheWriteStallTimeout() {
+    options.setIdleTimeoutMs(1000).setWriteStallTimeoutMs(300);
+    echo();
+    socket.flushes = false;
+    ticker.advance(1000);
+    assertEquals(LINGER, socket.lingerMs);
+    ticker.advance(299);
+    assertFalse(socket.closedNow);
+    ticker.advance(1);
+    assertTrue(socket.closedNow);
+    assertEquals(IDLE_TIMEOUT, closed(), "the first reason stands");
+  }
+
+  /** The queue back under its mark is not the close flushed: its clock runs on. */
+  @Test
+  void aCloseBehindAFullQueueIsCutEvenOnceTheQueueIsUnderItsMark() {
+    options.setWriteStallTimeoutMs(300);
+    echo();
+    socket.full = true;
+    socket.flushes = false;
+    read(A);
+    ticker.advance(100);
+    connection.shutdownRequested();
+    assertEquals(LINGER, socket.lingerMs);
+
+    socket.full = false;
+    connection.writable();
+    ticker.advance(199);
+    assertFalse(socket.closedNow);
+    ticker.advance(1);
+    assertTrue(socket.closedNow);
+    assertEquals(WRITE_STALL, closed(), "a shutdown that cannot flush is a write stall");
+  }
+
+  @Test
+  void closedStopsEveryClock() {
+    options.setIdleTimeoutMs(1000).setFrameTimeoutMs(500).setWriteStallTimeoutMs(300);
+    echo();
+    socket.full = true;
+    read(A, Arrays.copyOfRange(C, 0, 6));
+    assertEquals(3, ticker.pending());
+    assertEquals(UNEXPECTED_EOF, closed());
+    assertEquals(0, ticker.pending());
+  }
+}

@@ -1,0 +1,264 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.testkit.VirtualTicker;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConnectionTimersTest {
+
+  private static final long IDLE = 1000;
+  private static final long FRAME = 500;
+  private static final long STALL = 300;
+
+  private final VirtualTicker ticker = new VirtualTicker();
+  /** The {@code idleMs} of each idle event, the {@code elapsedMs} of each frame time-out, and the stalls. */
+  private final List<Long> idles = new ArrayList<>();
+  private final List<Long> frameTimeouts = new ArrayList<>();
+  private int stalls;
+  /** What the connection answers to an idle event: false while it is busy. */
+  private boolean idleCloses = true;
+  private long pending;
+
+  private final ConnectionTimers.Events events = new ConnectionTimers.Events() {
+    @Override
+    public boolean idle(long idleMs) {
+      idles.add(idleMs);
+      return idleCloses;
+    }
+
+    @Override
+    public void frameTimedOut(long elapsedMs) {
+      frameTimeouts.add(elapsedMs);
+    }
+
+    @Override
+    public void writeStalled() {
+      stalls++;
+    }
+  };
+
+  private ConnectionTimers timers(long idleMs, long frameMs, long stallMs) {
+    ConnectionTimers timers = new ConnectionTimers(ticker, idleMs, frameMs, stallMs, () -> pending, events);
+    timers.start();
+    return timers;
+  }
+
+  // ---- idle ----
+
+  @Test
+  void idleFiresOneTimeoutAfterTheStartWithoutARequest() {
+    timers(IDLE, 0, 0);
+    ticker.advance(IDLE - 1);
+    assertEquals(List.of(), idles);
+    ticker.advance(1);
+    assertEquals(List.of(IDLE), idles);
+    assertEquals(0, ticker.pending(), "once the connection closes for it, the idle clock stops");
+  }
+
+  @Test
+  void aRequestPushesIdleBack() {
+    ConnectionTimers timers = timers(IDLE, 0, 0);
+    ticker.advance(600);
+    timers.requestArrived();
+    ticker.advance(999);
+    assertEquals(List.of(), idles);
+    ticker.advance(1);
+    assertEquals(List.of(IDLE), idles);
+  }
+
+  @Test
+  void aBusyConnectionStartsTheIdleClockOver() {
+    idleCloses = false;
+    timers(IDLE, 0, 0);
+    ticker.advance(IDLE);
+    assertEquals(List.of(IDLE), idles);
+
+    ticker.advance(IDLE - 1);
+    assertEquals(1, idles.size());
+    ticker.advance(1);
+    assertEquals(List.of(IDLE, 2 * IDLE), idles, "idleMs counts from the last request, not from the last look");
+  }
+
+  // ---- a frame under way ----
+
+  @Test
+  void aFrameTimesOutOneTimeoutAfterItStarted() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    ticker.advance(100);
+    timers.frameStarted();
+    ticker.advance(FRAME - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  @Test
+  void timeTheServerPausedReadingDoesNotCount() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.frameStarted();
+    ticker.advance(100);
+    timers.readingPaused();
+    ticker.advance(300);
+    timers.readingResumed();
+    ticker.advance(FRAME - 100 - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  @Test
+  void aFrameDoesNotTimeOutWhileReadingStaysPaused() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.frameStarted();
+    timers.readingPaused();
+    ticker.advance(10 * FRAME);
+    assertEquals(List.of(), frameTimeouts);
+
+    timers.readingResumed();
+    ticker.advance(FRAME - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  /** A pause that began before the frame is credited from the frame's start only. */
+  @Test
+  void aPauseBeforeTheFrameStartedIsNotCreditedToIt() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.readingPaused();
+    ticker.advance(1000);
+    timers.frameStarted();
+    ticker.advance(200);
+    timers.readingResumed();
+    ticker.advance(FRAME - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  @Test
+  void aNewFrameRestartsTheFrameClock() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.frameStarted();
+    ticker.advance(400);
+    timers.frameStarted();
+    ticker.advance(FRAME - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  @Test
+  void aNewFrameGetsNoCreditForThePreviousFramesPause() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.frameStarted();
+    ticker.advance(100);
+    timers.readingPaused();
+    ticker.advance(300);
+    timers.readingResumed();
+    ticker.advance(50);
+    timers.frameStarted();
+    ticker.advance(FRAME - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  // ---- write stall ----
+
+  @Test
+  void writesThatDoNotMoveStallOneTimeoutAfterTheQueueFilled() {
+    ConnectionTimers timers = timers(0, 0, STALL);
+    pending = 100;
+    timers.writeWaiting();
+    ticker.advance(STALL - 1);
+    assertEquals(0, stalls);
+    ticker.advance(1);
+    assertEquals(1, stalls);
+  }
+
+  @Test
+  void aSecondWriteWaitingDoesNotRearmTheClock() {
+    ConnectionTimers timers = timers(0, 0, STALL);
+    pending = 100;
+    timers.writeWaiting();
+    ticker.advance(200);
+    timers.writeWaiting();
+    ticker.advance(STALL - 200);
+    assertEquals(1, stalls);
+  }
+
+  @Test
+  void progressRearmsTheWriteStallClock() {
+    ConnectionTimers timers = timers(0, 0, STALL);
+    pending = 100;
+    timers.writeWaiting();
+    ticker.advance(200);
+    pending = 99;
+    ticker.advance(STALL - 200);
+    assertEquals(0, stalls, "a byte taken is progress");
+    assertEquals(1, ticker.pending());
+
+    ticker.advance(STALL - 1);
+    assertEquals(0, stalls);
+    ticker.advance(1);
+    assertEquals(1, stalls, "no progress since the clock was re-armed");
+  }
+
+  @Test
+  void aDrainedQueueStopsTheWriteStallClock() {
+    ConnectionTimers timers = timers(0, 0, STALL);
+    pending = 100;
+    timers.writeWaiting();
+    ticker.advance(STALL - 1);
+    timers.writeDrained();
+    assertEquals(0, ticker.pending());
+    ticker.advance(10 * STALL);
+    assertEquals(0, stalls);
+  }
+
+  // ---- off, and cancelled ----
+
+  @Test
+  void eachClockOffAtZeroSchedulesNothing() {
+    ConnectionTimers idleOff = timers(0, FRAME, STALL);
+    assertEquals(0, ticker.pending(), "idle off: start schedules nothing");
+    idleOff.requestArrived();
+    assertEquals(0, ticker.pending());
+
+    ConnectionTimers frameOff = timers(IDLE, 0, STALL);
+    assertEquals(1, ticker.pending());
+    frameOff.frameStarted();
+    frameOff.readingPaused();
+    frameOff.readingResumed();
+    assertEquals(1, ticker.pending(), "frame clock off: only the idle clock");
+    frameOff.cancelAll();
+
+    ConnectionTimers stallOff = timers(IDLE, FRAME, 0);
+    stallOff.cancelAll();
+    pending = 100;
+    stallOff.writeWaiting();
+    assertEquals(0, ticker.pending(), "write-stall clock off");
+
+    ticker.advance(100 * IDLE);
+    assertTrue(idles.isEmpty() && frameTimeouts.isEmpty() && stalls == 0);
+  }
+
+  @Test
+  void cancelAllLeavesNothingPending() {
+    ConnectionTimers timers = timers(IDLE, FRAME, STALL);
+    timers.frameStarted();
+    timers.writeWaiting();
+    assertEquals(3, ticker.pending());
+
+    timers.cancelAll();
+    assertEquals(0, ticker.pending());
+    ticker.advance(100 * IDLE);
+    assertTrue(idles.isEmpty() && frameTimeouts.isEmpty() && stalls == 0);
+  }
+}

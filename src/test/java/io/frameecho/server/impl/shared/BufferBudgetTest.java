@@ -1,0 +1,414 @@
+package io.frameecho.server.impl.shared;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.testkit.VirtualTicker;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The budget and its accounts, driven as connections drive them: every connection runs on one event loop whose
+ * hops wait until the test runs them ({@link #told}), and time moves only through a {@link VirtualTicker}.
+ * Frame sizes include the header, as the parser announces them.
+ */
+class BufferBudgetTest {
+
+  private static final long LIMIT = 1000;
+  /** A grace of 1000 ms: the check runs every 100 ms, and weighs a reserve holder every 200 ms. */
+  private static final long GRACE_MS = 1000;
+  private static final long CHECK_MS = 100;
+
+  private final VirtualTicker ticker = new VirtualTicker();
+  /** The connections' event loop: what the budget hands them waits here until {@link #runPending}. */
+  private final ArrayDeque<Runnable> loop = new ArrayDeque<>();
+  /** What the connections were told, in order: "name woken", "name evicted heldBytes". */
+  private final List<String> events = new ArrayList<>();
+  private BufferBudget budget = new BufferBudget(LIMIT, 10_000, GRACE_MS, ticker);
+
+  private void runPending() {
+    for (Runnable task; (task = loop.poll()) != null; ) {
+      task.run();
+    }
+  }
+
+  /** Runs the event loop, then returns and forgets what the connections were told. */
+  private List<String> told() {
+    runPending();
+    List<String> told = List.copyOf(events);
+    events.clear();
+    return told;
+  }
+
+  /** A connection as its account sees it: an echo whose frames stay held until their response is written. */
+  private final class Conn implements BudgetAccount.Owner {
+    final String name;
+    final BudgetAccount account;
+    private final ArrayDeque<Integer> responses = new ArrayDeque<>();
+    private long buffered;
+    private boolean pausedOther;
+
+    Conn(String name) {
+      this.name = name;
+      this.account = new BudgetAccount(budget, loop::add, this);
+    }
+
+    /** Reads {@code bytes} of a frame of {@code frameSize} bytes; true when it had to stop for the budget. */
+    boolean read(int bytes, int frameSize) {
+      account.received(bytes);
+      buffered += bytes;
+      boolean completed = buffered == frameSize;
+      if (completed) {
+        responses.add(frameSize);
+        buffered = 0;
+      }
+      boolean stop = account.settle(buffered, completed ? 0 : frameSize, completed);
+      if (stop) {
+        account.readingPaused(true);
+      }
+      return stop;
+    }
+
+    /** The oldest response is written: its frame's bytes are released. */
+    void written() {
+      account.release(responses.remove());
+    }
+
+    void pauseForOtherReason() {
+      pausedOther = true;
+      account.readingPaused(false);
+    }
+
+    @Override
+    public void budgetHasRoom() {
+      events.add(name + " woken");
+      if (!pausedOther) {
+        account.readingResumed();
+      }
+    }
+
+    @Override
+    public boolean pausedForOtherReason() {
+      return pausedOther;
+    }
+
+    /** As the server does: the connection closes, and what its parser buffered is released at once. */
+    @Override
+    public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+      events.add(name + " evicted " + heldBytes);
+      account.closing(buffered);
+      buffered = 0;
+    }
+  }
+
+  // ---- counting ----
+
+  @Test
+  void bytesAreHeldFromTheirReadUntilWrittenOrClosed() {
+    Conn a = new Conn("a");
+    a.read(300, 300);
+    a.read(200, 2004);
+    assertEquals(500, budget.used());
+    a.account.hold(100);
+    assertEquals(600, budget.used());
+    a.account.release(100);
+    a.written();
+    assertEquals(200, budget.used());
+    // A lingering close releases the parser's bytes; the close that ends it does not release them again.
+    a.account.closing(200);
+    a.account.close(200);
+    assertEquals(0, budget.used());
+    assertEquals(600, budget.peak());
+  }
+
+  @Test
+  void overTheLimitAConnectionStopsAndWaits() {
+    Conn a = new Conn("a");
+    Conn b = new Conn("b");
+    assertFalse(a.read(600, 600));
+    assertTrue(b.read(600, 600));
+    assertEquals(1, budget.waiting());
+    assertEquals(List.of(), told());
+    assertEquals(1, budget.waiting());
+  }
+
+  @Test
+  void aReleaseUnderTheLimitWakesEveryWaiter() {
+    Conn a = new Conn("a");
+    Conn b = new Conn("b");
+    Conn c = new Conn("c");
+    a.read(600, 600);
+    b.read(300, 300);
+    assertTrue(c.read(200, 200));
+    assertTrue(a.read(100, 100));
+    assertTrue(b.read(100, 100));
+    assertEquals(3, budget.waiting());
+
+    a.written();
+    assertEquals(List.of(), events, "woken on their own event loops only");
+    assertEquals(Set.of("a woken", "b woken", "c woken"), Set.copyOf(told()));
+    assertEquals(0, budget.waiting());
+  }
+
+  // ---- the completion reserve ----
+
+  private Conn first;
+  private Conn far;
+  private Conn mid;
+  private Conn near;
+
+  /** "first" holds the reserve; behind it wait "far", "mid" (the most buffered) and "near" (the fewest bytes to go). */
+  private void waitBehindAHolder() {
+    first = new Conn("first");
+    far = new Conn("far");
+    mid = new Conn("mid");
+    near = new Conn("near");
+    assertTrue(first.read(1100, 2004));
+    assertEquals(List.of("first woken"), told());
+    assertTrue(far.read(300, 5004));
+    assertTrue(mid.read(500, 2004));
+    assertTrue(near.read(100, 604));
+    assertEquals(List.of(), told());
+  }
+
+  @Test
+  void theNearestFrameGetsTheReserveWhileTheBudgetIsSpent() {
+    waitBehindAHolder();
+    assertTrue(first.read(904, 2004));
+    assertEquals(List.of("near woken"), told());
+    assertTrue(budget.used() > LIMIT);
+    assertFalse(near.read(300, 604), "the holder reads on past the limit");
+  }
+
+  @Test
+  void theReservePassesToTheNextNearestWhenItsFrameCompletes() {
+    waitBehindAHolder();
+    first.read(904, 2004);
+    assertEquals(List.of("near woken"), told());
+    assertTrue(near.read(504, 604));
+    assertEquals(List.of("mid woken"), told());
+    assertTrue(mid.read(1504, 2004));
+    assertEquals(List.of("far woken"), told());
+  }
+
+  @Test
+  void aHolderPausedForAnotherReasonHandsTheReserveOn() {
+    waitBehindAHolder();
+    first.pauseForOtherReason();
+    assertEquals(List.of("near woken"), told());
+  }
+
+  /** The reserve stops its holder at one frame past the limit only while responses are held, as here. */
+  @Test
+  void theReserveHolderReadsPastTheLimitByUpToOneFrame() {
+    budget = new BufferBudget(LIMIT, 1000, GRACE_MS, ticker);
+    long ceiling = LIMIT + 1000 + Frames.HEADER_SIZE;
+    Conn answered = new Conn("answered");
+    Conn holder = new Conn("holder");
+    answered.read(600, 600);
+    assertTrue(holder.read(500, 1004));
+    assertEquals(List.of("holder woken"), told());
+    assertFalse(holder.read(100, 1004));
+    assertTrue(budget.used() > LIMIT);
+
+    assertTrue(answered.read(1004, 1004), "a read in flight carries the budget past the ceiling");
+    assertTrue(holder.read(300, 1004));
+    assertTrue(budget.used() > ceiling);
+    assertEquals(List.of(), told());
+
+    answered.written();
+    assertTrue(budget.used() > LIMIT && budget.used() <= ceiling);
+    assertEquals(List.of("holder woken"), told());
+  }
+
+  @Test
+  void aHolderReadingTooLittleYieldsTheReserveAndGoesBehind() {
+    budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);
+    Conn trickler = new Conn("trickler");
+    Conn b = new Conn("b");
+    Conn c = new Conn("c");
+    trickler.read(60_000, 100_004);
+    b.read(30_000, 300_004);
+    c.read(5_000, 200_004);
+    assertTrue(trickler.read(10_000, 100_004));
+    assertEquals(List.of("trickler woken"), told());
+    assertTrue(b.read(1_000, 300_004));
+    assertTrue(c.read(1_000, 200_004));
+
+    ticker.advance(CHECK_MS);
+    assertFalse(trickler.read(1_000, 100_004));
+    ticker.advance(2 * CHECK_MS);
+    assertEquals(List.of("c woken"), told());
+    assertTrue(trickler.account.reserveWasted());
+
+    // Nearest of all now, the trickler's frame waits behind b's.
+    assertTrue(trickler.read(1_000, 100_004));
+    assertTrue(c.read(194_004, 200_004));
+    assertEquals(List.of("b woken"), told());
+  }
+
+  /** Found by this class's first run: a holder waiting at the limit plus one frame was weighed as a trickler. */
+  @Test
+  void aHolderIsNotWeighedForTimeItWasPausedAtTheLimitPlusOneFrame() {
+    budget = new BufferBudget(LIMIT, 1000, GRACE_MS, ticker);
+    Conn answered = new Conn("answered");
+    Conn holder = new Conn("holder");
+    answered.read(600, 600);
+    assertTrue(holder.read(500, 1004));
+    assertEquals(List.of("holder woken"), told());
+    assertTrue(answered.read(1004, 1004));
+    assertTrue(holder.read(300, 1004), "paused at the limit plus one frame");
+    ticker.advance(CHECK_MS + 150);
+    answered.written();
+    assertEquals(List.of("holder woken"), told());
+    ticker.advance(50);
+    told();
+    assertFalse(holder.account.reserveWasted(), "the 200 ms it could not read are not held against it");
+  }
+
+  /** Found by this class's first run: a second tenure of the reserve was weighed from the first one's progress. */
+  @Test
+  void aNewTenureOfTheReserveIsWeighedFromItsOwnStart() {
+    budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);
+    Conn other = new Conn("other");
+    Conn h = new Conn("h");
+    Conn w = new Conn("w");
+    other.read(99_000, 500_004);
+    assertTrue(h.read(2_000, 10_004));
+    assertEquals(List.of("h woken"), told());
+    assertTrue(w.read(1_000, 900_004), "a waiter, so that the check runs and weighs h");
+    ticker.advance(CHECK_MS);
+    h.read(8_004, 10_004);
+    h.written();
+    told();
+    // w completes and everything it held is written: nobody waits, and the check stops.
+    w.account.closing(1_000);
+    told();
+    ticker.advance(10_000);
+    assertEquals(0, ticker.pending());
+
+    assertTrue(h.read(2_000, 50_004));
+    assertEquals(List.of("h woken"), told());
+    Conn w2 = new Conn("w2");
+    assertTrue(w2.read(1_000, 900_004));
+    assertFalse(h.read(40_000, 50_004));
+    ticker.advance(CHECK_MS);
+    told();
+    assertFalse(h.account.reserveWasted(), "40,000 bytes since its grant, weighed after two checks, not at once");
+  }
+
+  @Test
+  void aSteadyHolderKeepsTheReserveAndIsNeverEvicted() {
+    budget = new BufferBudget(100_000, 4_000_000, GRACE_MS, ticker);
+    Conn staller = new Conn("staller");
+    Conn holder = new Conn("holder");
+    Conn waiter = new Conn("waiter");
+    staller.read(20_000, 1_000_004);
+    assertTrue(holder.read(90_000, 4_000_004));
+    assertEquals(List.of("holder woken"), told());
+    assertTrue(waiter.read(10_000, 500_004));
+
+    for (int i = 0; i < 15; i++) {
+      ticker.advance(2 * CHECK_MS);
+      assertFalse(holder.read(70_000, 4_000_004));
+      runPending();
+    }
+    assertEquals(List.of("staller evicted 20000"), told());
+  }
+
+  // ---- eviction ----
+
+  @Test
+  void stalledFramesAreEvictedLargestFirstUntilTheBudgetHasRoom() {
+    Conn small = new Conn("small");
+    Conn medium = new Conn("medium");
+    Conn large = new Conn("large");
+    Conn waiter = new Conn("waiter");
+    medium.read(300, 2004);
+    large.read(500, 2004);
+    small.read(150, 2004);
+    assertTrue(waiter.read(750, 750));
+
+    // The first check notes where each stands; their grace runs from there.
+    ticker.advance(GRACE_MS);
+    assertEquals(List.of(), told());
+    ticker.advance(CHECK_MS);
+    assertEquals(List.of("large evicted 500", "medium evicted 300", "waiter woken"), told());
+  }
+
+  @Test
+  void aStalledReserveHolderIsEvictedEvenOnceTheBudgetHasRoom() {
+    budget = new BufferBudget(LIMIT, 10_000, 10, ticker);
+    Conn large = new Conn("large");
+    Conn small = new Conn("small");
+    Conn holder = new Conn("holder");
+    Conn waiter = new Conn("waiter");
+    large.read(800, 5004);
+    small.read(50, 1004);
+    assertTrue(holder.read(300, 2004));
+    assertEquals(List.of("holder woken"), told());
+    assertTrue(waiter.read(100, 100));
+
+    ticker.advance(10);
+    assertEquals(List.of(), told());
+    ticker.advance(10);
+    assertEquals(List.of("large evicted 800", "holder evicted 300", "waiter woken"), told());
+  }
+
+  @Test
+  void aConnectionPausedForAnotherReasonIsNeitherEvictedNorCounted() {
+    Conn paused = new Conn("paused");
+    Conn a = new Conn("a");
+    Conn b = new Conn("b");
+    Conn waiter = new Conn("waiter");
+    paused.read(600, 2004);
+    a.read(300, 2004);
+    b.read(100, 2004);
+    paused.pauseForOtherReason();
+    assertTrue(waiter.read(900, 900));
+
+    ticker.advance(GRACE_MS + CHECK_MS);
+    assertEquals(List.of("a evicted 300", "b evicted 100"), told());
+    ticker.advance(10 * GRACE_MS);
+    assertEquals(List.of(), told());
+    assertEquals(1, budget.waiting());
+  }
+
+  /** The check decides on its own thread; a read the connection's loop runs before the eviction lands saves it. */
+  @Test
+  void aReadBeforeTheEvictionLandsSavesTheConnection() {
+    Conn staller = new Conn("staller");
+    Conn waiter = new Conn("waiter");
+    staller.read(300, 2004);
+    assertTrue(waiter.read(800, 800));
+    ticker.advance(GRACE_MS + CHECK_MS);
+
+    assertTrue(staller.read(10, 2004));
+    // Paused for the budget, the staller's frame was nearest: it reads on with the reserve.
+    assertEquals(List.of("staller woken"), told());
+  }
+
+  @Test
+  void theCheckRunsOnlyWhileSomeoneWaits() {
+    Conn a = new Conn("a");
+    Conn b = new Conn("b");
+    a.read(600, 600);
+    assertEquals(0, ticker.pending());
+    assertTrue(b.read(600, 600));
+    assertEquals(1, ticker.pending());
+
+    a.written();
+    assertEquals(List.of("b woken"), told());
+    ticker.advance(CHECK_MS);
+    assertEquals(0, ticker.pending());
+
+    assertTrue(b.read(600, 600));
+    assertEquals(1, ticker.pending());
+  }
+}

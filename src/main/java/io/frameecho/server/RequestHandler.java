@@ -10,7 +10,8 @@ import io.vertx.core.buffer.Buffer;
  * It is called on the connection's event loop, once per request frame, in order. It must not block; work
  * that blocks or takes long returns a future completed later (from a worker, the event bus, ...). Answers
  * may complete in any order: the connection still writes them in request order. A failed future ends the
- * connection after the responses to the earlier requests, since the protocol has no error frame.
+ * connection after the responses to the earlier requests, since the protocol has no error frame; so does a
+ * {@code null} future or a future completed with {@code null} (with one WARN line saying so).
  */
 @FunctionalInterface
 public interface RequestHandler {

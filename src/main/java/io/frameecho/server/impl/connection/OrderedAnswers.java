@@ -59,6 +59,9 @@ final class OrderedAnswers implements Responses {
     } catch (RuntimeException e) {
       answer = Future.failedFuture(e);
     }
+    if (answer == null) {
+      answer = Future.failedFuture(new NullPointerException("the request handler returned null instead of a future"));
+    }
     if (awaited.isEmpty() && answer.isComplete()) {
       return write(answer, heldBytes, receivedNanos);
     }
@@ -80,14 +83,16 @@ final class OrderedAnswers implements Responses {
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
   private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     budget.release(heldBytes);
-    if (answer.succeeded()) {
-      boolean filled = writer.writeFrame(answer.result());
+    Buffer response = answer.succeeded() ? answer.result() : null;
+    if (response != null) {
+      boolean filled = writer.writeFrame(response);
       metrics.responseQueued(receivedNanos);
       return filled;
     }
     // Answers queued behind a failed one are dropped: the connection ends after what came before.
     drop();
-    listener.handlerFailed(answer.cause());
+    listener.handlerFailed(answer.failed() ? answer.cause()
+      : new NullPointerException("the request handler's future completed with null instead of a response"));
     return false;
   }
 

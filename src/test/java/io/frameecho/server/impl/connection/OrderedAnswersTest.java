@@ -182,6 +182,30 @@ class OrderedAnswersTest {
   }
 
   @Test
+  void aHandlerThatReturnsNullIsAFailedAnswerInItsTurn() {
+    request("a");
+    handler = request -> null;
+    request("b");
+    assertTrue(failures.isEmpty(), "it fails in its turn, after the earlier answer");
+
+    answer(0, "A");
+    assertArrayEquals(frame("A"), written());
+    assertEquals(1, failures.size());
+    assertTrue(failures.get(0) instanceof NullPointerException, failures.get(0).toString());
+    assertFalse(ordered.awaiting());
+  }
+
+  @Test
+  void anAnswerCompletedWithNullFailsLikeAFailedAnswer() {
+    handler = request -> Future.succeededFuture(null);
+    request("a");
+    assertEquals(1, failures.size());
+    assertTrue(failures.get(0) instanceof NullPointerException, failures.get(0).toString());
+    assertEquals(0, written().length);
+    assertFalse(ordered.awaiting());
+  }
+
+  @Test
   void requestsHoldTheBudgetUntilAnsweredAndAnswersUntilWritten() {
     socket.completeAtOnce = false;
     request("aaaa");

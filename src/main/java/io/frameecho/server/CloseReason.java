@@ -24,6 +24,11 @@ public enum CloseReason {
    * for {@code budgetGraceMs}: it was evicted, the largest such first.
    */
   BUDGET_EVICTED("budget evicted"),
+  /**
+   * Every slot of {@code maxConnections} was taken when a new client arrived, and this connection had been idle
+   * longest (connected and quiet for {@code idleGiveWayMs} at least, owing nothing): it gave its slot to the newcomer.
+   */
+  IDLE_EVICTED("idle, closed for a newcomer"),
   /** Responses went unread for {@code writeStallTimeoutMs}. */
   WRITE_STALL("write stall"),
   /** The server is shutting down. */

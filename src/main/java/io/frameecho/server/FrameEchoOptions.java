@@ -25,6 +25,11 @@ public class FrameEchoOptions {
   public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
   /** Connections per client address; 0 = no limit (clients behind one NAT or proxy share an address). */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_IP = 0;
+  /**
+   * With every slot of {@code maxConnections} taken, a connection connected and quiet this long, owing nothing,
+   * gives its slot to a newcomer (the one idle longest first); 0 = never, newcomers are turned away.
+   */
+  public static final long DEFAULT_IDLE_GIVE_WAY_MS = 1_000;
   /** 0 = automatic: a quarter of the JVM's maximum heap. */
   public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
   /**
@@ -63,6 +68,7 @@ public class FrameEchoOptions {
       FrameEchoOptions::getHandler, FrameEchoOptions::setHandler),
     OptionKey.integer("maxConnections", FrameEchoOptions::getMaxConnections, FrameEchoOptions::setMaxConnections),
     OptionKey.integer("maxConnectionsPerIp", FrameEchoOptions::getMaxConnectionsPerIp, FrameEchoOptions::setMaxConnectionsPerIp),
+    OptionKey.longInteger("idleGiveWayMs", FrameEchoOptions::getIdleGiveWayMs, FrameEchoOptions::setIdleGiveWayMs),
     OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
     OptionKey.longInteger("budgetGraceMs", FrameEchoOptions::getBudgetGraceMs, FrameEchoOptions::setBudgetGraceMs),
     OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
@@ -89,6 +95,7 @@ public class FrameEchoOptions {
   private HandlerOptions handler = new HandlerOptions();
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
   private int maxConnectionsPerIp = DEFAULT_MAX_CONNECTIONS_PER_IP;
+  private long idleGiveWayMs = DEFAULT_IDLE_GIVE_WAY_MS;
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private long budgetGraceMs = DEFAULT_BUDGET_GRACE_MS;
   private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
@@ -233,6 +240,20 @@ public class FrameEchoOptions {
   /** {@link #getMaxBufferedBytes()} with the automatic value worked out. */
   public long effectiveMaxBufferedBytes() {
     return maxBufferedBytes > 0 ? maxBufferedBytes : Runtime.getRuntime().maxMemory() / 4;
+  }
+
+  public long getIdleGiveWayMs() {
+    return idleGiveWayMs;
+  }
+
+  /**
+   * With every slot of {@code maxConnections} taken, a connection connected and quiet this long, owing nothing,
+   * gives its slot to a newcomer: it closes with a FIN. 0 = never.
+   */
+  public FrameEchoOptions setIdleGiveWayMs(long idleGiveWayMs) {
+    ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
+    this.idleGiveWayMs = idleGiveWayMs;
+    return this;
   }
 
   public long getIdleTimeoutMs() {

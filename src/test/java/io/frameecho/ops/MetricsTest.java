@@ -27,6 +27,7 @@ import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.DoublePredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -88,9 +89,17 @@ class MetricsTest {
       .toCompletionStage().toCompletableFuture().handle((id, error) -> error).get(30, TimeUnit.SECONDS);
     assertTrue(failure != null && String.valueOf(failure.getMessage()).contains("metrics endpoint cannot listen on 127.0.0.1:" + metricsPort),
       String.valueOf(failure));
-    // Nothing listens on the frame port any more.
-    org.junit.jupiter.api.Assertions.assertThrows(java.net.ConnectException.class,
-      () -> new java.net.Socket("127.0.0.1", framePort).close());
+    // Nothing listens on the frame port any more: Vert.x reports the failed deployment a moment before it has
+    // closed the frame server it opened (issue #22), so the port is given that moment, bounded.
+    boolean refused = false;
+    for (int i = 0; i < 100 && !refused; i++) {
+      try (java.net.Socket probe = new java.net.Socket("127.0.0.1", framePort)) {
+        await(vertx.timer(20, TimeUnit.MILLISECONDS));
+      } catch (java.net.ConnectException e) {
+        refused = true;
+      }
+    }
+    assertTrue(refused, "the frame port still accepts connections 2 s after the deployment failed");
     await(holder.close());
   }
 
@@ -136,22 +145,26 @@ class MetricsTest {
    * created at its first count, so it may be absent before). Scraped every 20 ms, at most 500 times.
    */
   private void awaitMeter(int metricsPort, String series, double atLeast) throws Exception {
+    awaitMeter(metricsPort, series, "at least " + atLeast, value -> value >= atLeast);
+  }
+
+  private void awaitMeter(int metricsPort, String series, String expected, DoublePredicate condition) throws Exception {
     Pattern line = Pattern.compile("(?m)^" + Pattern.quote(series) + " (\\S+)$");
     String text = "";
     for (int i = 0; i < 500; i++) {
       text = scrape(metricsPort);
       Matcher m = line.matcher(text);
-      if (m.find() && Double.parseDouble(m.group(1)) >= atLeast) {
+      if (m.find() && condition.test(Double.parseDouble(m.group(1)))) {
         return;
       }
       await(vertx.timer(20, TimeUnit.MILLISECONDS));
     }
-    fail(series + " never reached " + atLeast + " in\n" + text);
+    fail(series + " never " + expected + " in\n" + text);
   }
 
   @Test
   void countsWhatHappened() throws Exception {
-    FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 3).put("frameTimeoutMs", 300));
+    FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 3).put("idleGiveWayMs", 0).put("frameTimeoutMs", 300));
     int port = verticle.actualPort();
     // The protocol error and the turned-away connections below are meant: their WARN lines are captured.
     captures.add(LogCapture.named("io.frameecho.server.impl.Connection"));
@@ -184,6 +197,9 @@ class MetricsTest {
     }
     await(Future.all(extra.subList(2, 4).stream().map(RawConnection::closed).toList()));
     await(Future.all(extra.subList(0, 2).stream().map(c -> c.expectFrames(1)).toList()));
+    // A turned-away socket is open until the client answers the server's FIN (or a second passes): Vert.x's own
+    // meter counts it until then.
+    awaitMeter(verticle.metricsPort(), "vertx_net_server_active_connections", "back to 3", value -> value == 3);
 
     String text = scrape(verticle.metricsPort());
     assertEquals(requests + 2, value(text, "frame_echo_requests_total"));

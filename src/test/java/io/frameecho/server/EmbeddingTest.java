@@ -70,8 +70,8 @@ class EmbeddingTest {
     List<RawConnection> opened = new ArrayList<>();
     RecordingMetrics strictMetrics = new RecordingMetrics();
     RecordingMetrics roomyMetrics = new RecordingMetrics();
-    deploy(vertx, new JsonObject().put("maxConnections", 1), 1, strictMetrics).compose(strict ->
-        deploy(vertx, new JsonObject().put("maxConnections", 3), 1, roomyMetrics).compose(roomy ->
+    deploy(vertx, new JsonObject().put("maxConnections", 1).put("idleGiveWayMs", 0), 1, strictMetrics).compose(strict ->
+        deploy(vertx, new JsonObject().put("maxConnections", 3).put("idleGiveWayMs", 0), 1, roomyMetrics).compose(roomy ->
           openAndServe(vertx, strict, 2, opened).compose(strictServed ->
             openAndServe(vertx, roomy, 3, opened).map(roomyServed -> {
               ctx.verify(() -> {
@@ -92,7 +92,7 @@ class EmbeddingTest {
     List<RawConnection> opened = new ArrayList<>();
     RecordingMetrics metrics = new RecordingMetrics();
     // A negative port: one random port shared by both instances.
-    deploy(vertx, new JsonObject().put("port", -1).put("maxConnections", 2), 2, metrics).compose(port ->
+    deploy(vertx, new JsonObject().put("port", -1).put("maxConnections", 2).put("idleGiveWayMs", 0), 2, metrics).compose(port ->
         openAndServe(vertx, port, 3, opened).map(served -> {
           ctx.verify(() -> {
             assertEquals(List.of(true, true, false), served, "two instances, one maxConnections of 2 between them");

@@ -10,11 +10,13 @@ import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.Rejection;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.TlsOptions;
+import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.ChannelAdapter;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -55,6 +57,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private RequestHandler requestHandler = new EchoHandler();
   private FrameEchoMetrics metrics;
   private NetServer netServer;
+  /** At most how long a refused client's input is read and discarded before its socket closes. */
+  private static final long REFUSAL_LINGER_MS = 1000;
+  /** This instance's connections from the least to the most recently active; on its event loop only. */
+  private final ActivityOrder order;
   /** Open connections of this server instance; touched on its event loop only. */
   private final Set<Connection> connections = new HashSet<>();
   private Future<Void> shutdown;
@@ -67,6 +73,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
     this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
     this.metrics = operations.metrics();
+    this.order = new ActivityOrder(Ticker.of(vertx), this.options.getIdleGiveWayMs());
   }
 
   @Override
@@ -154,32 +161,52 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
   }
 
-  /** The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit. */
+  /**
+   * The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit.
+   * With every slot of {@code maxConnections} taken, the connection idle longest on this event loop gives its
+   * slot to the newcomer; only when none can is the newcomer turned away.
+   */
   private void accept(NetSocket socket) {
-    String ip = clientAddress(socket);
-    Rejection rejection = shutdown != null ? null : limits.tryAcquire(ip);
-    if (shutdown != null || rejection != null) {
+    if (shutdown != null) {
       // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
-      if (rejection != null) {
-        metrics.connectionRejected(rejection);
-      }
       socket.close();
       return;
     }
-    Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(), metrics, closed -> {
-      limits.release(ip);
-      connections.remove(closed);
-      if (shutdown != null) {
-        if (closed.wasCut()) {
-          cut++;
+    String ip = clientAddress(socket);
+    Rejection rejection = limits.tryAcquire(ip);
+    Connection idle = null;
+    if (rejection == Rejection.MAX_CONNECTIONS) {
+      idle = order.idlest();
+      rejection = idle == null ? limits.reject(Rejection.MAX_CONNECTIONS, ip) : limits.takeOver(ip);
+    }
+    if (rejection != null) {
+      metrics.connectionRejected(rejection);
+      ChannelAdapter.refuse(socket, vertx.getOrCreateContext(), Math.min(options.getLingerTimeoutMs(), REFUSAL_LINGER_MS));
+      return;
+    }
+    if (idle != null) {
+      idle.giveWay();
+      limits.gaveWay(ip);
+    }
+    Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
+      metrics, order, closed -> {
+        if (closed.gaveWay()) {
+          limits.releaseAddress(ip);
         } else {
-          drained++;
+          limits.release(ip);
         }
-        if (connections.isEmpty()) {
-          allClosed.tryComplete();
+        connections.remove(closed);
+        if (shutdown != null) {
+          if (closed.wasCut()) {
+            cut++;
+          } else {
+            drained++;
+          }
+          if (connections.isEmpty()) {
+            allClosed.tryComplete();
+          }
         }
-      }
-    });
+      });
     connections.add(connection);
   }
 

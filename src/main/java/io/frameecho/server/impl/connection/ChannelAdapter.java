@@ -147,6 +147,39 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   /**
+   * Turns away a socket that was accepted over a limit: with a FIN, after reading and discarding what the
+   * client already sent for up to {@code lingerMs} (a plain close with unread input would send a reset).
+   */
+  public static void refuse(NetSocket socket, Context context, long lingerMs) {
+    attach(socket, context, Integer.MAX_VALUE, new Events() {
+      @Override
+      public void bytes(ByteBuf bytes) {
+        bytes.release();
+      }
+
+      @Override
+      public void inputEnded() {
+      }
+
+      @Override
+      public void writable() {
+      }
+
+      @Override
+      public void failed(Throwable error) {
+      }
+
+      @Override
+      public void shutdownRequested() {
+      }
+
+      @Override
+      public void closed() {
+      }
+    }).closeLingering(lingerMs);
+  }
+
+  /**
    * A handler that ignores its argument, whatever its type: {@code shutdownHandler} takes a
    * {@code Handler<Void>} in Vert.x 5.0 and a {@code Handler<Duration>} (the time left) from 5.1 on. A
    * lambda typed for either one casts its argument, and fails on the other line.

@@ -47,6 +47,9 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   private final FrameEchoMetrics metrics;
   private final Handler<Connection> closedHandler;
   private final ReadGate gate = new ReadGate();
+  private final ActivityOrder order;
+  private final ActivityOrder.Place place = new ActivityOrder.Place(this);
+  private long connectedNanos;
 
   private ConnectionSocket socket;
   private FrameParser parser;
@@ -71,8 +74,10 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** The connection ended with answers or responses it could not deliver. */
   private boolean cut;
 
-  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, Handler<Connection> closedHandler) {
+  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ActivityOrder order,
+             Handler<Connection> closedHandler) {
     this.remote = remote;
+    this.order = order;
     this.options = options;
     this.metrics = metrics;
     this.closedHandler = closedHandler;
@@ -80,11 +85,12 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   /**
    * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
-   * loop of {@code context}, which the caller is running on.
+   * loop of {@code context}, which the caller is running on; it takes its place at the end of {@code order}.
    */
   public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
-                                  BufferBudget budget, FrameEchoMetrics metrics, Handler<Connection> closedHandler) {
-    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, closedHandler);
+                                  BufferBudget budget, FrameEchoMetrics metrics, ActivityOrder order,
+                                  Handler<Connection> closedHandler) {
+    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, order, closedHandler);
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", connection.remote);
     }
@@ -106,6 +112,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, this);
     timers.start();
+    connectedNanos = ticker.nanoTime();
+    order.touch(place);
   }
 
   // ---- handle_read: the socket's events ----
@@ -118,6 +126,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       return;
     }
     account.received(bytes.readableBytes());
+    order.touch(place);
     parser.handle(bytes);
     afterRead();
   }
@@ -253,6 +262,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void answered() {
+    order.touch(place);
     stopReadingIfFull();
     if (!responses.full()) {
       resumeReading(Reason.TOO_MANY_IN_FLIGHT);
@@ -344,6 +354,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       closeReason = reason;
     }
     gate.shut();
+    order.remove(place);
     parser.pause();
     // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
     account.closing(parser.bufferedBytes());
@@ -386,6 +397,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     cut = cutAtDeadline || writer.lost() || dropped;
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
+    order.remove(place);
     timers.cancelAll();
     if (gate.clear()) {
       metrics.readingResumed();
@@ -400,6 +412,27 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
         log.debug("{} {}: {}", remote, closeReason, ioError.getMessage());
       }
     }
+  }
+
+  /**
+   * Whether this connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet for
+   * {@code idleGiveWayMs} at least, and owing nothing: no answer awaited, no frame under way, reading not paused,
+   * no response byte waiting to be taken.
+   */
+  boolean canGiveWay(long nowNanos) {
+    return closeReason == null && nowNanos - connectedNanos >= order.giveWayAfterNanos
+      && nowNanos - place.activeNanos >= order.giveWayAfterNanos
+      && !responses.awaiting() && parser.atFrameBoundary() && gate.isOpen() && socket.pendingWriteBytes() == 0;
+  }
+
+  /** Closes to make room for a newcomer, which takes this connection's slot: a FIN, as nothing is owed. */
+  public void giveWay() {
+    closeAfterAnswers(CloseReason.IDLE_EVICTED);
+  }
+
+  /** True when the connection closed to make room for a newcomer: its slot went to the newcomer. */
+  public boolean gaveWay() {
+    return closeReason == CloseReason.IDLE_EVICTED;
   }
 
   /** True when the connection ended with answers or responses it could not deliver. */

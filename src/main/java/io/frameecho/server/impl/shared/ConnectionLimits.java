@@ -33,6 +33,8 @@ public final class ConnectionLimits implements Shareable {
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final AtomicLong rejectedSinceLog = new AtomicLong();
   private final AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+  private final AtomicLong gaveWaySinceLog = new AtomicLong();
+  private final AtomicLong lastGaveWayLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
@@ -80,40 +82,61 @@ public final class ConnectionLimits implements Shareable {
   }
 
   /**
-   * Counts a new connection from {@code ip}, or returns why it must be turned away (and counts nothing).
-   * Every {@code null} answer must be matched by one {@link #release}.
+   * Counts a new connection from {@code ip}, or returns why it must be turned away (and counts nothing). Over
+   * {@code maxConnections} the caller may make room ({@link #takeOver}) or turn it away ({@link #reject});
+   * over {@code maxConnectionsPerIp} it is rejected here. Every {@code null} answer is matched by one
+   * {@link #release}.
    */
   public Rejection tryAcquire(String ip) {
     if (maxConnections > 0 && open.incrementAndGet() > maxConnections) {
       open.decrementAndGet();
-      return rejected(Rejection.MAX_CONNECTIONS, ip);
+      return Rejection.MAX_CONNECTIONS;
     } else if (maxConnections == 0) {
       open.incrementAndGet();
     }
-    if (maxConnectionsPerIp > 0) {
-      boolean[] over = {false};
-      openPerIp.compute(ip, (k, n) -> {
-        int count = n == null ? 0 : n;
-        over[0] = count >= maxConnectionsPerIp;
-        return over[0] ? n : Integer.valueOf(count + 1);
-      });
-      if (over[0]) {
-        open.decrementAndGet();
-        return rejected(Rejection.MAX_CONNECTIONS_PER_IP, ip);
-      }
+    if (!acquireForAddress(ip)) {
+      open.decrementAndGet();
+      return reject(Rejection.MAX_CONNECTIONS_PER_IP, ip);
     }
     return null;
   }
 
+  /**
+   * A connection gives its slot to a newcomer from {@code ip}: the newcomer has it if its address has room
+   * ({@code null}), or is rejected. The newcomer's slot is matched by one {@link #release}, the giver's by
+   * {@link #releaseAddress}.
+   */
+  public Rejection takeOver(String ip) {
+    return acquireForAddress(ip) ? null : reject(Rejection.MAX_CONNECTIONS_PER_IP, ip);
+  }
+
+  private boolean acquireForAddress(String ip) {
+    if (maxConnectionsPerIp <= 0) {
+      return true;
+    }
+    boolean[] over = {false};
+    openPerIp.compute(ip, (k, n) -> {
+      int count = n == null ? 0 : n;
+      over[0] = count >= maxConnectionsPerIp;
+      return over[0] ? n : Integer.valueOf(count + 1);
+    });
+    return !over[0];
+  }
+
   public void release(String ip) {
     open.decrementAndGet();
+    releaseAddress(ip);
+  }
+
+  /** A connection that gave its slot to a newcomer closed: only its address's count is released. */
+  public void releaseAddress(String ip) {
     if (maxConnectionsPerIp > 0) {
       openPerIp.computeIfPresent(ip, (k, n) -> n == 1 ? null : n - 1);
     }
   }
 
   /** Counts a rejection and logs one line a second at most, with how many were turned away since. */
-  private Rejection rejected(Rejection why, String ip) {
+  public Rejection reject(Rejection why, String ip) {
     rejectedSinceLog.incrementAndGet();
     long now = System.nanoTime();
     long last = lastLogNanos.get();
@@ -124,6 +147,18 @@ public final class ConnectionLimits implements Shareable {
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;
+  }
+
+  /** Counts an idle connection closed for a newcomer from {@code ip}, and logs one line a second at most. */
+  public void gaveWay(String ip) {
+    gaveWaySinceLog.incrementAndGet();
+    long now = System.nanoTime();
+    long last = lastGaveWayLogNanos.get();
+    if (now - last >= LOG_INTERVAL_NANOS && lastGaveWayLogNanos.compareAndSet(last, now)) {
+      long count = gaveWaySinceLog.getAndSet(0);
+      log.info("closed {} idle connection(s) for newcomers in the last {} ms, the latest for {}: every slot of "
+        + "maxConnections ({}) was taken", count, TimeUnit.NANOSECONDS.toMillis(now - last), ip, maxConnections);
+    }
   }
 
   public int openConnections() {

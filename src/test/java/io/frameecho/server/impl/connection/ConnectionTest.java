@@ -23,6 +23,7 @@ import java.util.concurrent.Executor;
 import static io.frameecho.server.CloseReason.CLIENT_CLOSED;
 import static io.frameecho.server.CloseReason.FRAME_TIMEOUT;
 import static io.frameecho.server.CloseReason.HANDLER_FAILED;
+import static io.frameecho.server.CloseReason.IDLE_EVICTED;
 import static io.frameecho.server.CloseReason.IDLE_TIMEOUT;
 import static io.frameecho.server.CloseReason.IO_ERROR;
 import static io.frameecho.server.CloseReason.PROTOCOL_ERROR;
@@ -36,6 +37,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 
 class ConnectionTest {
 
@@ -44,7 +47,9 @@ class ConnectionTest {
   private static final byte[] B = frame("");
   private static final byte[] C = frame("charlie, a little longer");
 
+  private static final long GIVE_WAY_MS = 1000;
   private final VirtualTicker ticker = new VirtualTicker();
+  private final ActivityOrder order = new ActivityOrder(ticker, GIVE_WAY_MS);
   private final RecordingMetrics metrics = new RecordingMetrics();
   private final FakeSocket socket = new FakeSocket();
   private final Wire.Reads reads = new Wire.Reads();
@@ -61,7 +66,8 @@ class ConnectionTest {
 
   private void start(RequestHandler handler) {
     budget = new BufferBudget(options.getMaxBufferedBytes(), options.getMaxFrameSize(), 1000, ticker);
-    connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, c -> closedHandled++);
+    connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, order,
+      c -> closedHandled++);
     connection.start(socket, handler, budget, loop, ticker);
   }
 
@@ -356,6 +362,46 @@ class ConnectionTest {
     assertEquals(-1, socket.lingerMs);
     assertEquals(SERVER_SHUTDOWN, closed());
     assertTrue(connection.wasCut());
+  }
+
+  // ---- giving way to a newcomer ----
+
+  @Test
+  void aConnectionQuietForASecondGivesWayWithAFin() {
+    echo();
+    read(A);
+    ticker.advance(GIVE_WAY_MS - 1);
+    assertNull(order.idlest(), "quiet for less than a second");
+    ticker.advance(1);
+    assertSame(connection, order.idlest());
+    connection.giveWay();
+    assertEquals(LINGER, socket.lingerMs, "a lingering close: a FIN, not a reset");
+    assertNull(order.idlest(), "a closing connection leaves the order");
+    assertTrue(connection.gaveWay());
+    assertEquals(IDLE_EVICTED, closed());
+  }
+
+  @Test
+  void aConnectionOwingSomethingNeverGivesWay() {
+    pending();
+    read(A);
+    ticker.advance(10_000);
+    assertNull(order.idlest(), "an answer awaited");
+    answers.get(0).complete(Buffer.buffer("a"));
+    socket.pending = 10;
+    ticker.advance(10_000);
+    assertNull(order.idlest(), "a response not taken by the client");
+    socket.pending = 0;
+    read(Arrays.copyOf(C, 6));
+    ticker.advance(10_000);
+    assertNull(order.idlest(), "a frame under way");
+    read(Arrays.copyOfRange(C, 6, C.length));
+    ticker.advance(GIVE_WAY_MS);
+    assertNull(order.idlest(), "the answer to the last frame is awaited");
+    answers.get(1).complete(Buffer.buffer("c"));
+    ticker.advance(GIVE_WAY_MS);
+    assertSame(connection, order.idlest(), "owing nothing, quiet for a second");
+    assertEquals(CLIENT_CLOSED, closed());
   }
 
   // ---- the clocks ----

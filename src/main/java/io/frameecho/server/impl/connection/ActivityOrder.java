@@ -1,0 +1,114 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.impl.shared.Ticker;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The connections of one event loop from the least to the most recently active: an intrusive list, so that
+ * moving a connection to the end after a read costs a few field writes, and finding the one idle longest costs
+ * a look at the front. When every slot of {@code maxConnections} is taken, a newcomer takes the slot of the
+ * first connection near the front that can give way: connected and quiet for {@code idleGiveWayMs} at least, so
+ * that two newcomers cannot evict each other and a client that sends now and then keeps its connection, and owing
+ * nothing ({@link Connection#canGiveWay}). One per server instance, on its event loop.
+ */
+public final class ActivityOrder {
+
+  /** How far from the front a newcomer looks for a connection that can give way: a bound, not a scan. */
+  static final int LOOK_AHEAD = 16;
+  private final Ticker ticker;
+  /** How long connected and quiet before giving way; never when 0. */
+  final long giveWayAfterNanos;
+  private final boolean givingWay;
+
+  /** {@code giveWayAfterMs} is {@code idleGiveWayMs}: 0 = no connection ever gives way. */
+  public ActivityOrder(Ticker ticker, long giveWayAfterMs) {
+    this.ticker = ticker;
+    this.giveWayAfterNanos = TimeUnit.MILLISECONDS.toNanos(giveWayAfterMs);
+    this.givingWay = giveWayAfterMs > 0;
+  }
+
+  /** One connection's place in the order. */
+  static final class Place {
+    final Connection connection;
+    private Place previous;
+    private Place next;
+    private boolean listed;
+    /** When the connection was last active, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
+    long activeNanos;
+
+    Place(Connection connection) {
+      this.connection = connection;
+    }
+  }
+
+  private Place first;
+  private Place last;
+  private int size;
+
+  /** {@code place} was active just now: it goes to the end. */
+  void touch(Place place) {
+    place.activeNanos = ticker.nanoTime();
+    if (last == place) {
+      return;
+    }
+    if (place.listed) {
+      unlink(place);
+    }
+    place.previous = last;
+    place.next = null;
+    if (last == null) {
+      first = place;
+    } else {
+      last.next = place;
+    }
+    last = place;
+    place.listed = true;
+    size++;
+  }
+
+  /** {@code place}'s connection closed, or is closing: it leaves the order. */
+  void remove(Place place) {
+    if (place.listed) {
+      unlink(place);
+    }
+  }
+
+  private void unlink(Place place) {
+    if (place.previous == null) {
+      first = place.next;
+    } else {
+      place.previous.next = place.next;
+    }
+    if (place.next == null) {
+      last = place.previous;
+    } else {
+      place.next.previous = place.previous;
+    }
+    place.previous = place.next = null;
+    place.listed = false;
+    size--;
+  }
+
+  /**
+   * The connection idle longest that can give way now, among the first {@link #LOOK_AHEAD} of the order; null
+   * when none can.
+   */
+  public Connection idlest() {
+    if (!givingWay) {
+      return null;
+    }
+    long nowNanos = ticker.nanoTime();
+    Place place = first;
+    for (int looked = 0; place != null && looked < LOOK_AHEAD; looked++, place = place.next) {
+      if (place.connection.canGiveWay(nowNanos)) {
+        return place.connection;
+      }
+    }
+    return null;
+  }
+
+  public int size() {
+    return size;
+  }
+}

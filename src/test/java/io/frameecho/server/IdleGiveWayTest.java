@@ -1,0 +1,177 @@
+package io.frameecho.server;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.RecordingMetrics;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A house full of connections, with real sockets: an idle one gives its slot to a newcomer, with a FIN, while
+ * clients using theirs are never closed; with none idle the newcomer is turned away with a FIN, not a reset.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class IdleGiveWayTest {
+
+  private static final byte[] HELLO = Frames.frame(io.vertx.core.buffer.Buffer.buffer("hello")).getBytes();
+
+  private static final long GIVE_WAY_MS = 300;
+
+  private final RecordingMetrics metrics = new RecordingMetrics();
+  private final List<Socket> sockets = new ArrayList<>();
+  private Vertx vertx;
+  private LogCapture quiet;
+
+  @BeforeEach
+  void start() {
+    vertx = Vertx.vertx();
+    quiet = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Socket s : sockets) {
+      s.close();
+    }
+    vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    quiet.close();
+  }
+
+  private int deploy(JsonObject config) throws Exception {
+    FrameEchoVerticle verticle = new FrameEchoVerticle().metrics(metrics);
+    JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0).mergeIn(config);
+    vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)).toCompletionStage().toCompletableFuture()
+      .get(10, TimeUnit.SECONDS);
+    return verticle.actualPort();
+  }
+
+  private Socket connect(int port) throws IOException {
+    Socket s = new Socket("127.0.0.1", port);
+    s.setSoTimeout(5000);
+    sockets.add(s);
+    return s;
+  }
+
+  /** Sends one frame and reads its echo; false when the server closed the connection (a FIN) instead. */
+  private static boolean echoed(Socket s) throws IOException {
+    s.getOutputStream().write(HELLO);
+    byte[] echo = new byte[HELLO.length];
+    try {
+      new DataInputStream(s.getInputStream()).readFully(echo);
+    } catch (java.io.EOFException e) {
+      return false;
+    }
+    assertArrayEquals(HELLO, echo);
+    return true;
+  }
+
+  /** The server's FIN: the stream ends cleanly (a reset would throw). */
+  private static void assertEndsWithFin(Socket s) throws IOException {
+    InputStream in = s.getInputStream();
+    try {
+      while (in.read() >= 0) {
+        // discard
+      }
+    } catch (SocketException e) {
+      throw new AssertionError("reset instead of a FIN: " + e.getMessage(), e);
+    }
+  }
+
+  @Test
+  void anIdleConnectionGivesWayToANewcomerAndActiveClientsKeepTheirs() throws Exception {
+    int port = deploy(new JsonObject().put("maxConnections", 12).put("idleGiveWayMs", GIVE_WAY_MS));
+    List<Socket> idle = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      idle.add(connect(port));
+    }
+    AtomicBoolean running = new AtomicBoolean(true);
+    AtomicInteger activeFailures = new AtomicInteger();
+    AtomicInteger activeEchoes = new AtomicInteger();
+    List<Thread> active = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      Socket s = connect(port);
+      Thread t = new Thread(() -> {
+        try {
+          while (running.get()) {
+            if (!echoed(s)) {
+              activeFailures.incrementAndGet();
+              return;
+            }
+            activeEchoes.incrementAndGet();
+            Thread.sleep(50);
+          }
+        } catch (Exception e) {
+          activeFailures.incrementAndGet();
+        }
+      }, "active-client-" + i);
+      t.start();
+      active.add(t);
+    }
+    // Nobody has been quiet for idleGiveWayMs yet: the newcomer is turned away, with a FIN.
+    Socket early = connect(port);
+    assertFalse(echoed(early), "turned away while nobody has been quiet long enough");
+    assertEndsWithFin(early);
+    metrics.rejected(Rejection.MAX_CONNECTIONS, 1).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    // The rule is a duration on the server's clock: on real sockets, the test lets it pass (the unit tests of
+    // ActivityOrder and Connection check the rule itself in virtual time).
+    Thread.sleep(GIVE_WAY_MS + 200);
+    boolean served = echoed(connect(port));
+    running.set(false);
+    for (Thread t : active) {
+      t.join(10_000);
+    }
+    assertTrue(served, "the newcomer was served");
+    assertEquals(0, activeFailures.get(), "clients using their connection keep it");
+    assertTrue(activeEchoes.get() > 0);
+    metrics.closed(CloseReason.IDLE_EVICTED).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertEquals(1, metrics.closedFor(CloseReason.IDLE_EVICTED), "one idle connection for one newcomer");
+    int finished = 0;
+    for (Socket s : idle) {
+      s.setSoTimeout(200);
+      try {
+        if (s.getInputStream().read() < 0) {
+          finished++;
+        }
+      } catch (java.net.SocketTimeoutException stillOpen) {
+        // this one kept its slot
+      }
+    }
+    assertEquals(1, finished, "the idle connection that gave way got a FIN");
+  }
+
+  @Test
+  void aNewcomerNobodyMakesRoomForIsTurnedAwayWithAFin() throws Exception {
+    // Giving way turned off: the house is full, and nobody makes room.
+    int port = deploy(new JsonObject().put("maxConnections", 2).put("idleGiveWayMs", 0));
+    for (int i = 0; i < 2; i++) {
+      assertTrue(echoed(connect(port)));
+    }
+    Socket newcomer = connect(port);
+    // It sends at once, as a client does: unread input at the close would make a reset.
+    newcomer.getOutputStream().write(HELLO);
+    assertEndsWithFin(newcomer);
+    metrics.rejected(Rejection.MAX_CONNECTIONS, 1).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertEquals(0, metrics.closedFor(CloseReason.IDLE_EVICTED));
+  }
+}

@@ -1,0 +1,78 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.EchoHandler;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.testkit.VirtualTicker;
+import io.vertx.core.net.SocketAddress;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.frameecho.server.impl.connection.Wire.frame;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+/** The order in which connections give way to newcomers: the least recently active first, looked for near the front only. */
+class ActivityOrderTest {
+
+  private static final long GIVE_WAY_MS = 1000;
+  private final VirtualTicker ticker = new VirtualTicker();
+  private final ActivityOrder order = new ActivityOrder(ticker, GIVE_WAY_MS);
+  private final FrameEchoOptions options = new FrameEchoOptions().setIdleTimeoutMs(0).setFrameTimeoutMs(0)
+    .setWriteStallTimeoutMs(0);
+  private final BufferBudget budget = new BufferBudget(1 << 20, options.getMaxFrameSize(), 1000, ticker);
+  private final Wire.Reads reads = new Wire.Reads();
+  private final List<Connection> connections = new ArrayList<>();
+
+  private Connection connect() {
+    Connection connection = new Connection(SocketAddress.inetSocketAddress(1000 + connections.size(), "127.0.0.1"),
+      options, FrameEchoMetrics.NONE, order, c -> { });
+    connection.start(new FakeSocket(), new EchoHandler(), budget, Runnable::run, ticker);
+    connections.add(connection);
+    return connection;
+  }
+
+  @AfterEach
+  void closeAll() {
+    connections.forEach(Connection::closed);
+    reads.assertReleased();
+    assertEquals(0, order.size());
+  }
+
+  @Test
+  void theLeastRecentlyActiveGivesWayFirst() {
+    Connection a = connect();
+    Connection b = connect();
+    Connection c = connect();
+    ticker.advance(500);
+    a.bytes(reads.read(frame("a")));
+    b.bytes(reads.read(frame("b")));
+    ticker.advance(GIVE_WAY_MS);
+    assertSame(c, order.idlest());
+    c.giveWay();
+    assertSame(a, order.idlest(), "then the one active longest ago");
+    a.bytes(reads.read(frame("a again")));
+    assertSame(b, order.idlest());
+  }
+
+  @Test
+  void aNewcomerLooksOnlyNearTheFront() {
+    List<Connection> busy = new ArrayList<>();
+    for (int i = 0; i < ActivityOrder.LOOK_AHEAD; i++) {
+      Connection connection = connect();
+      // Half a frame: each owes the rest, so none can give way.
+      connection.bytes(reads.read(new byte[] {10, 0, 0, 0, 1}));
+      busy.add(connection);
+    }
+    Connection idle = connect();
+    ticker.advance(10 * GIVE_WAY_MS);
+    assertNull(order.idlest(), "the idle one is past the first " + ActivityOrder.LOOK_AHEAD);
+    busy.get(0).giveWay();
+    assertSame(idle, order.idlest());
+  }
+}

@@ -14,7 +14,10 @@ final class EchoWriter implements Responses {
   private final ResponseWriter writer;
   private final BudgetAccount budget;
   private final FrameEchoMetrics metrics;
-  /** The first request frame of the run not written yet, or null; the read it was cut from; the run's length and its budget. */
+  /**
+   * The first request frame of the run not written yet, or null; the read it was cut from (once a second frame
+   * came); the run's length and its budget.
+   */
   private ByteBuf run;
   private ByteBuf runRead;
   private int runBytes;
@@ -36,7 +39,6 @@ final class EchoWriter implements Responses {
     } else {
       filled = writeRun();
       run = frame;
-      runRead = read(frame);
       runBytes = frame.readableBytes();
       runHeld = heldBytes;
     }
@@ -50,6 +52,10 @@ final class EchoWriter implements Responses {
    */
   private boolean followsRun(ByteBuf frame) {
     ByteBuf read = runRead;
+    if (read == null) {
+      // Looked up once a run has a second frame to join: a read of one frame never needs it.
+      read = runRead = read(run);
+    }
     return read != run && read == read(frame) && read.hasMemoryAddress() && frame.hasMemoryAddress()
       && run.memoryAddress() + runBytes == frame.memoryAddress();
   }

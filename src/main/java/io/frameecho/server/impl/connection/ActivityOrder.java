@@ -55,6 +55,10 @@ public final class ActivityOrder {
     if (place.listed) {
       unlink(place);
     }
+    link(place);
+  }
+
+  private void link(Place place) {
     place.previous = last;
     place.next = null;
     if (last == null) {
@@ -91,21 +95,39 @@ public final class ActivityOrder {
   }
 
   /**
-   * The connection idle longest that can give way now, among the first {@link #LOOK_AHEAD} of the order; null
-   * when none can.
+   * The connection idle longest that can give way now, looking at no more than {@link #LOOK_AHEAD} connections
+   * from the front; null when none can. A connection looked at that owes something (a frame under way, an
+   * answer awaited, responses queued) goes to the back as it is, so that a few busy connections at the front
+   * cannot hide the idle ones behind them from every newcomer.
    */
   public Connection idlest() {
     if (!givingWay) {
       return null;
     }
     long nowNanos = ticker.nanoTime();
-    Place place = first;
-    for (int looked = 0; place != null && looked < LOOK_AHEAD; looked++, place = place.next) {
+    for (int looked = 0; first != null && looked < LOOK_AHEAD; looked++) {
+      Place place = first;
       if (place.connection.canGiveWay(nowNanos)) {
         return place.connection;
       }
+      if (!place.connection.owesNothing()) {
+        moveToBack(place);
+      } else {
+        // Quiet for less than idleGiveWayMs: so is everyone behind it that owes nothing.
+        return null;
+      }
     }
     return null;
+  }
+
+  /** To the back without a new activity time: it was looked at, not active. */
+  private void moveToBack(Place place) {
+    if (last != place) {
+      long activeNanos = place.activeNanos;
+      unlink(place);
+      link(place);
+      place.activeNanos = activeNanos;
+    }
   }
 
   public int size() {

@@ -41,6 +41,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** The logger name operators configure, kept from before the packages were split by threading rule. */
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.Connection");
   private static final int LOGGED_PAYLOAD_BYTES = 100;
+  /**
+   * At most how long a connection that gave its slot to a newcomer reads and discards after its FIN: it owes
+   * nothing, and until it closes it is a socket beyond {@code maxConnections}.
+   */
+  private static final long GAVE_WAY_LINGER_MS = 1000;
 
   private final SocketAddress remote;
   private final FrameEchoOptions options;
@@ -368,7 +373,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       closeRequested = true;
       // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
       timers.writeWaiting();
-      socket.closeLingering(options.getLingerTimeoutMs());
+      socket.closeLingering(closeReason == CloseReason.IDLE_EVICTED
+        ? Math.min(options.getLingerTimeoutMs(), GAVE_WAY_LINGER_MS) : options.getLingerTimeoutMs());
     }
   }
 
@@ -416,13 +422,20 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   /**
    * Whether this connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet for
-   * {@code idleGiveWayMs} at least, and owing nothing: no answer awaited, no frame under way, reading not paused,
-   * no response byte waiting to be taken.
+   * {@code idleGiveWayMs} at least, and owing nothing ({@link #owesNothing}).
    */
   boolean canGiveWay(long nowNanos) {
-    return closeReason == null && nowNanos - connectedNanos >= order.giveWayAfterNanos
-      && nowNanos - place.activeNanos >= order.giveWayAfterNanos
-      && !responses.awaiting() && parser.atFrameBoundary() && gate.isOpen() && socket.pendingWriteBytes() == 0;
+    return nowNanos - connectedNanos >= order.giveWayAfterNanos && nowNanos - place.activeNanos >= order.giveWayAfterNanos
+      && owesNothing();
+  }
+
+  /**
+   * Not closing, no answer awaited, no frame under way, reading not paused, nothing left in the write queue.
+   * (Responses the kernel has taken and the client has not read yet are beyond what the server can see.)
+   */
+  boolean owesNothing() {
+    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && gate.isOpen()
+      && socket.pendingWriteBytes() == 0;
   }
 
   /** Closes to make room for a newcomer, which takes this connection's slot: a FIN, as nothing is owed. */

@@ -61,7 +61,7 @@ class ActivityOrderTest {
   }
 
   @Test
-  void aNewcomerLooksOnlyNearTheFront() {
+  void busyConnectionsAtTheFrontGoToTheBackSoTheNextNewcomerFindsTheIdleOnes() {
     List<Connection> busy = new ArrayList<>();
     for (int i = 0; i < ActivityOrder.LOOK_AHEAD; i++) {
       Connection connection = connect();
@@ -71,8 +71,19 @@ class ActivityOrderTest {
     }
     Connection idle = connect();
     ticker.advance(10 * GIVE_WAY_MS);
-    assertNull(order.idlest(), "the idle one is past the first " + ActivityOrder.LOOK_AHEAD);
-    busy.get(0).giveWay();
-    assertSame(idle, order.idlest());
+    assertNull(order.idlest(), "the idle one is past the first " + ActivityOrder.LOOK_AHEAD + " looked at");
+    assertSame(idle, order.idlest(), "the busy ones looked at went to the back");
+    assertEquals(ActivityOrder.LOOK_AHEAD + 1, order.size());
+  }
+
+  @Test
+  void aConnectionQuietForLessThanTheMinimumEndsTheLook() {
+    Connection a = connect();
+    ticker.advance(GIVE_WAY_MS - 1);
+    connect();
+    assertNull(order.idlest());
+    ticker.advance(1);
+    assertSame(a, order.idlest());
+    assertSame(a, order.idlest(), "looking moves nothing that owes nothing");
   }
 }

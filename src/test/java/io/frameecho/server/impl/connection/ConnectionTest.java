@@ -75,6 +75,20 @@ class ConnectionTest {
     start(new EchoHandler());
   }
 
+  /** An echo whose write queue is full: what it answers waits there, and reading stops. */
+  private void echoBehindAFullQueue() {
+    echo();
+    socket.full = true;
+  }
+
+  /** The write-stall clock at 300 ms; the echo of A waits in a full queue, behind 100 bytes the client leaves. */
+  private void anEchoTheClientDoesNotTake() {
+    options.setWriteStallTimeoutMs(300);
+    echoBehindAFullQueue();
+    socket.pending = 100;
+    read(A);
+  }
+
   /** A handler whose answers the test gives. */
   private void pending() {
     start(request -> {
@@ -83,6 +97,13 @@ class ConnectionTest {
       answers.add(answer);
       return answer.future();
     });
+  }
+
+  /** Shutdown is asked while the answer to A is awaited. */
+  private void shutdownWithAnAnswerAwaited() {
+    pending();
+    read(A);
+    connection.shutdownRequested();
   }
 
   /** One read from the socket. */
@@ -104,6 +125,31 @@ class ConnectionTest {
     reads.assertReleased();
     assertEquals(1, metrics.closeReasons().size());
     return metrics.closeReasons().get(0);
+  }
+
+  /** A lingering close, a FIN after what was written: the connection ended for {@code reason}. */
+  private void assertLingeringClose(CloseReason reason) {
+    assertEquals(LINGER, socket.lingerMs);
+    assertEquals(reason, closed());
+  }
+
+  /** Not closing until {@code ms} from now: moves the clock to that moment. */
+  private void assertOpenUntil(long ms) {
+    assertOpenUntil(ms, null);
+  }
+
+  private void assertOpenUntil(long ms, String message) {
+    ticker.advance(ms - 1);
+    assertFalse(closing(), message);
+    ticker.advance(1);
+  }
+
+  /** The socket is not closed at once until {@code ms} from now, and is at {@code ms}. */
+  private void assertCutAfter(long ms) {
+    ticker.advance(ms - 1);
+    assertFalse(socket.closedNow);
+    ticker.advance(1);
+    assertTrue(socket.closedNow);
   }
 
   // ---- echo ----
@@ -159,8 +205,7 @@ class ConnectionTest {
 
   @Test
   void aFullWriteQueueStopsReadingUntilItDrains() {
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     read(A);
     assertArrayEquals(A, socket.written().getBytes());
     assertFalse(socket.readingOn());
@@ -228,8 +273,7 @@ class ConnectionTest {
     echo();
     read(A);
     connection.inputEnded();
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(CLIENT_CLOSED, closed());
+    assertLingeringClose(CLIENT_CLOSED);
   }
 
   @Test
@@ -244,8 +288,7 @@ class ConnectionTest {
 
   @Test
   void inputEndedWhileReadingIsPausedAnswersTheHeldFramesFirst() {
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     read(A);
     read(C);
     connection.inputEnded();
@@ -254,8 +297,7 @@ class ConnectionTest {
     socket.full = false;
     connection.writable();
     assertArrayEquals(concat(A, C), socket.written().getBytes());
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(CLIENT_CLOSED, closed());
+    assertLingeringClose(CLIENT_CLOSED);
   }
 
   @Test
@@ -284,8 +326,7 @@ class ConnectionTest {
     assertFalse(closing());
     answers.get(1).fail("boom");
     assertArrayEquals(frame("first"), socket.written().getBytes());
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(HANDLER_FAILED, closed());
+    assertLingeringClose(HANDLER_FAILED);
   }
 
   @Test
@@ -323,23 +364,19 @@ class ConnectionTest {
 
   @Test
   void shutdownClosesAfterTheAwaitedAnswers() {
-    pending();
-    read(A);
-    connection.shutdownRequested();
+    shutdownWithAnAnswerAwaited();
     assertFalse(closing());
     read(C);
     assertEquals(1, requests.size(), "nothing more is read once shutdown is asked");
 
     answers.get(0).complete(Buffer.buffer("last"));
     assertArrayEquals(frame("last"), socket.written().getBytes());
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(SERVER_SHUTDOWN, closed());
+    assertLingeringClose(SERVER_SHUTDOWN);
   }
 
   @Test
   void aClosingConnectionDoesNotReadAgainWhenTheQueueDrains() {
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     read(A);
     read(C);
     connection.shutdownRequested();
@@ -354,9 +391,7 @@ class ConnectionTest {
 
   @Test
   void aCutAtShutdownsDeadlineClosesAtOnce() {
-    pending();
-    read(A);
-    connection.shutdownRequested();
+    shutdownWithAnAnswerAwaited();
     connection.cut();
     assertTrue(socket.closedNow);
     assertEquals(-1, socket.lingerMs);
@@ -412,11 +447,8 @@ class ConnectionTest {
     echo();
     ticker.advance(999);
     read(A);
-    ticker.advance(999);
-    assertFalse(closing(), "the request pushed the idle clock back");
-    ticker.advance(1);
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(IDLE_TIMEOUT, closed());
+    assertOpenUntil(1000, "the request pushed the idle clock back");
+    assertLingeringClose(IDLE_TIMEOUT);
   }
 
   @Test
@@ -443,9 +475,7 @@ class ConnectionTest {
     read(header(10), "abc".getBytes());
     ticker.advance(300);
     read("d".getBytes());
-    ticker.advance(199);
-    assertFalse(closing(), "a byte more does not restart the frame's clock");
-    ticker.advance(1);
+    assertOpenUntil(200, "a byte more does not restart the frame's clock");
     assertEquals(LINGER, socket.lingerMs);
     assertEquals(0, socket.writes.size());
     assertEquals(FRAME_TIMEOUT, closed());
@@ -459,29 +489,22 @@ class ConnectionTest {
     ticker.advance(400);
     read(Arrays.copyOfRange(C, 6, C.length), Arrays.copyOfRange(A, 0, 6));
     assertArrayEquals(C, socket.written().getBytes());
-    ticker.advance(499);
-    assertFalse(closing());
-    ticker.advance(1);
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(FRAME_TIMEOUT, closed());
+    assertOpenUntil(500);
+    assertLingeringClose(FRAME_TIMEOUT);
   }
 
   @Test
   void aFrameDoesNotTimeOutWhileTheServerHoldsReading() {
     options.setFrameTimeoutMs(500);
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     read(A, Arrays.copyOfRange(C, 0, 6));
     ticker.advance(5000);
     assertFalse(closing());
 
     socket.full = false;
     connection.writable();
-    ticker.advance(499);
-    assertFalse(closing());
-    ticker.advance(1);
-    assertEquals(LINGER, socket.lingerMs);
-    assertEquals(FRAME_TIMEOUT, closed());
+    assertOpenUntil(500);
+    assertLingeringClose(FRAME_TIMEOUT);
   }
 
   @Test
@@ -499,14 +522,8 @@ class ConnectionTest {
 
   @Test
   void aClientThatDoesNotReadIsCutAfterTheWriteStallTimeout() {
-    options.setWriteStallTimeoutMs(300);
-    echo();
-    socket.full = true;
-    socket.pending = 100;
-    read(A);
-    ticker.advance(299);
-    assertFalse(closing());
-    ticker.advance(1);
+    anEchoTheClientDoesNotTake();
+    assertOpenUntil(300);
     assertTrue(socket.closedNow);
     assertEquals(-1, socket.lingerMs, "cut, not a lingering close");
     assertEquals(WRITE_STALL, closed());
@@ -514,11 +531,7 @@ class ConnectionTest {
 
   @Test
   void aSlowReaderKeepsItsConnection() {
-    options.setWriteStallTimeoutMs(300);
-    echo();
-    socket.full = true;
-    socket.pending = 100;
-    read(A);
+    anEchoTheClientDoesNotTake();
     ticker.advance(200);
     socket.pending = 50;
     ticker.advance(200);
@@ -540,10 +553,7 @@ class ConnectionTest {
     socket.flushes = false;
     ticker.advance(1000);
     assertEquals(LINGER, socket.lingerMs);
-    ticker.advance(299);
-    assertFalse(socket.closedNow);
-    ticker.advance(1);
-    assertTrue(socket.closedNow);
+    assertCutAfter(300);
     assertEquals(IDLE_TIMEOUT, closed(), "the first reason stands");
   }
 
@@ -551,8 +561,7 @@ class ConnectionTest {
   @Test
   void aCloseBehindAFullQueueIsCutEvenOnceTheQueueIsUnderItsMark() {
     options.setWriteStallTimeoutMs(300);
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     socket.flushes = false;
     read(A);
     ticker.advance(100);
@@ -561,18 +570,14 @@ class ConnectionTest {
 
     socket.full = false;
     connection.writable();
-    ticker.advance(199);
-    assertFalse(socket.closedNow);
-    ticker.advance(1);
-    assertTrue(socket.closedNow);
+    assertCutAfter(200);
     assertEquals(WRITE_STALL, closed(), "a shutdown that cannot flush is a write stall");
   }
 
   @Test
   void closedStopsEveryClock() {
     options.setIdleTimeoutMs(1000).setFrameTimeoutMs(500).setWriteStallTimeoutMs(300);
-    echo();
-    socket.full = true;
+    echoBehindAFullQueue();
     read(A, Arrays.copyOfRange(C, 0, 6));
     assertEquals(3, ticker.pending());
     assertEquals(UNEXPECTED_EOF, closed());

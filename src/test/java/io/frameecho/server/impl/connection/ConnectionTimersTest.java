@@ -15,13 +15,14 @@ class ConnectionTimersTest {
   private static final long FRAME = 500;
   private static final long STALL = 300;
 
-  private final VirtualTicker ticker = new VirtualTicker();
   /** The {@code idleMs} of each idle event, the {@code elapsedMs} of each frame time-out, and the stalls. */
   private final List<Long> idles = new ArrayList<>();
   private final List<Long> frameTimeouts = new ArrayList<>();
   private int stalls;
   /** What the connection answers to an idle event: false while it is busy. */
   private boolean idleCloses = true;
+  /** The clock the timers run on, and the bytes their write queue holds. */
+  private final VirtualTicker ticker = new VirtualTicker();
   private long pending;
 
   private final ConnectionTimers.Events events = new ConnectionTimers.Events() {
@@ -48,15 +49,65 @@ class ConnectionTimersTest {
     return timers;
   }
 
+  /** Frame clock only: a frame starts, is read for 100 ms, then reading pauses for 300 ms and resumes. */
+  private ConnectionTimers aFramePausedFor300MsAfter100() {
+    ConnectionTimers timers = timers(0, FRAME, 0);
+    timers.frameStarted();
+    ticker.advance(100);
+    timers.readingPaused();
+    ticker.advance(300);
+    timers.readingResumed();
+    return timers;
+  }
+
+  /** Write-stall clock only: 100 bytes wait in the write queue. */
+  private ConnectionTimers aWriteWaiting() {
+    ConnectionTimers timers = timers(0, 0, STALL);
+    pending = 100;
+    timers.writeWaiting();
+    return timers;
+  }
+
+  /** No idle event until {@code ms} from now, and one, of {@code IDLE}, at {@code ms}. */
+  private void assertIdleFiresAfter(long ms) {
+    ticker.advance(ms - 1);
+    assertEquals(List.of(), idles);
+    ticker.advance(1);
+    assertEquals(List.of(IDLE), idles);
+  }
+
+  /** No frame time-out until {@code ms} from now, and one, of {@code FRAME} elapsed, at {@code ms}. */
+  private void assertFrameTimesOutAfter(long ms) {
+    ticker.advance(ms - 1);
+    assertEquals(List.of(), frameTimeouts);
+    ticker.advance(1);
+    assertEquals(List.of(FRAME), frameTimeouts);
+  }
+
+  /** No write stall until {@code ms} from now, and one at {@code ms}. */
+  private void assertWriteStallsAfter(long ms) {
+    assertWriteStallsAfter(ms, null);
+  }
+
+  private void assertWriteStallsAfter(long ms, String message) {
+    ticker.advance(ms - 1);
+    assertEquals(0, stalls);
+    ticker.advance(1);
+    assertEquals(1, stalls, message);
+  }
+
+  /** Not one event of any clock while {@code ms} pass. */
+  private void assertNothingFiresWithin(long ms) {
+    ticker.advance(ms);
+    assertTrue(idles.isEmpty() && frameTimeouts.isEmpty() && stalls == 0);
+  }
+
   // ---- idle ----
 
   @Test
   void idleFiresOneTimeoutAfterTheStartWithoutARequest() {
     timers(IDLE, 0, 0);
-    ticker.advance(IDLE - 1);
-    assertEquals(List.of(), idles);
-    ticker.advance(1);
-    assertEquals(List.of(IDLE), idles);
+    assertIdleFiresAfter(IDLE);
     assertEquals(0, ticker.pending(), "once the connection closes for it, the idle clock stops");
   }
 
@@ -65,10 +116,7 @@ class ConnectionTimersTest {
     ConnectionTimers timers = timers(IDLE, 0, 0);
     ticker.advance(600);
     timers.requestArrived();
-    ticker.advance(999);
-    assertEquals(List.of(), idles);
-    ticker.advance(1);
-    assertEquals(List.of(IDLE), idles);
+    assertIdleFiresAfter(IDLE);
   }
 
   @Test
@@ -91,24 +139,13 @@ class ConnectionTimersTest {
     ConnectionTimers timers = timers(0, FRAME, 0);
     ticker.advance(100);
     timers.frameStarted();
-    ticker.advance(FRAME - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    assertFrameTimesOutAfter(FRAME);
   }
 
   @Test
   void timeTheServerPausedReadingDoesNotCount() {
-    ConnectionTimers timers = timers(0, FRAME, 0);
-    timers.frameStarted();
-    ticker.advance(100);
-    timers.readingPaused();
-    ticker.advance(300);
-    timers.readingResumed();
-    ticker.advance(FRAME - 100 - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    aFramePausedFor300MsAfter100();
+    assertFrameTimesOutAfter(FRAME - 100);
   }
 
   @Test
@@ -120,10 +157,7 @@ class ConnectionTimersTest {
     assertEquals(List.of(), frameTimeouts);
 
     timers.readingResumed();
-    ticker.advance(FRAME - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    assertFrameTimesOutAfter(FRAME);
   }
 
   /** A pause that began before the frame is credited from the frame's start only. */
@@ -135,10 +169,7 @@ class ConnectionTimersTest {
     timers.frameStarted();
     ticker.advance(200);
     timers.readingResumed();
-    ticker.advance(FRAME - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    assertFrameTimesOutAfter(FRAME);
   }
 
   @Test
@@ -147,46 +178,28 @@ class ConnectionTimersTest {
     timers.frameStarted();
     ticker.advance(400);
     timers.frameStarted();
-    ticker.advance(FRAME - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    assertFrameTimesOutAfter(FRAME);
   }
 
   @Test
   void aNewFrameGetsNoCreditForThePreviousFramesPause() {
-    ConnectionTimers timers = timers(0, FRAME, 0);
-    timers.frameStarted();
-    ticker.advance(100);
-    timers.readingPaused();
-    ticker.advance(300);
-    timers.readingResumed();
+    ConnectionTimers timers = aFramePausedFor300MsAfter100();
     ticker.advance(50);
     timers.frameStarted();
-    ticker.advance(FRAME - 1);
-    assertEquals(List.of(), frameTimeouts);
-    ticker.advance(1);
-    assertEquals(List.of(FRAME), frameTimeouts);
+    assertFrameTimesOutAfter(FRAME);
   }
 
   // ---- write stall ----
 
   @Test
   void writesThatDoNotMoveStallOneTimeoutAfterTheQueueFilled() {
-    ConnectionTimers timers = timers(0, 0, STALL);
-    pending = 100;
-    timers.writeWaiting();
-    ticker.advance(STALL - 1);
-    assertEquals(0, stalls);
-    ticker.advance(1);
-    assertEquals(1, stalls);
+    aWriteWaiting();
+    assertWriteStallsAfter(STALL);
   }
 
   @Test
   void aSecondWriteWaitingDoesNotRearmTheClock() {
-    ConnectionTimers timers = timers(0, 0, STALL);
-    pending = 100;
-    timers.writeWaiting();
+    ConnectionTimers timers = aWriteWaiting();
     ticker.advance(200);
     timers.writeWaiting();
     ticker.advance(STALL - 200);
@@ -195,26 +208,19 @@ class ConnectionTimersTest {
 
   @Test
   void progressRearmsTheWriteStallClock() {
-    ConnectionTimers timers = timers(0, 0, STALL);
-    pending = 100;
-    timers.writeWaiting();
+    aWriteWaiting();
     ticker.advance(200);
     pending = 99;
     ticker.advance(STALL - 200);
     assertEquals(0, stalls, "a byte taken is progress");
     assertEquals(1, ticker.pending());
 
-    ticker.advance(STALL - 1);
-    assertEquals(0, stalls);
-    ticker.advance(1);
-    assertEquals(1, stalls, "no progress since the clock was re-armed");
+    assertWriteStallsAfter(STALL, "no progress since the clock was re-armed");
   }
 
   @Test
   void aDrainedQueueStopsTheWriteStallClock() {
-    ConnectionTimers timers = timers(0, 0, STALL);
-    pending = 100;
-    timers.writeWaiting();
+    ConnectionTimers timers = aWriteWaiting();
     ticker.advance(STALL - 1);
     timers.writeDrained();
     assertEquals(0, ticker.pending());
@@ -245,8 +251,7 @@ class ConnectionTimersTest {
     stallOff.writeWaiting();
     assertEquals(0, ticker.pending(), "write-stall clock off");
 
-    ticker.advance(100 * IDLE);
-    assertTrue(idles.isEmpty() && frameTimeouts.isEmpty() && stalls == 0);
+    assertNothingFiresWithin(100 * IDLE);
   }
 
   @Test
@@ -258,7 +263,6 @@ class ConnectionTimersTest {
 
     timers.cancelAll();
     assertEquals(0, ticker.pending());
-    ticker.advance(100 * IDLE);
-    assertTrue(idles.isEmpty() && frameTimeouts.isEmpty() && stalls == 0);
+    assertNothingFiresWithin(100 * IDLE);
   }
 }

@@ -107,12 +107,31 @@ class BufferBudgetTest {
     }
   }
 
+  /** A new connection that has read {@code bytes} of a frame of {@code frameSize} bytes, and holds them. */
+  private Conn holding(String name, int bytes, int frameSize) {
+    Conn conn = new Conn(name);
+    conn.read(bytes, frameSize);
+    return conn;
+  }
+
+  /** {@code conn} reads past the limit, stops for the budget, and is woken alone: the reserve is its. */
+  private void assertTakesTheReserve(Conn conn, int bytes, int frameSize) {
+    assertTrue(conn.read(bytes, frameSize));
+    assertEquals(List.of(conn.name + " woken"), told());
+  }
+
+  /** {@code ms} later, once the check has run: {@code holder} has not been found wasting the reserve. */
+  private void assertNotWastingTheReserveAfter(long ms, Conn holder, String message) {
+    ticker.advance(ms);
+    told();
+    assertFalse(holder.account.reserveWasted(), message);
+  }
+
   // ---- counting ----
 
   @Test
   void bytesAreHeldFromTheirReadUntilWrittenOrClosed() {
-    Conn a = new Conn("a");
-    a.read(300, 300);
+    Conn a = holding("a", 300, 300);
     a.read(200, 2004);
     assertEquals(500, budget.used());
     a.account.hold(100);
@@ -140,11 +159,9 @@ class BufferBudgetTest {
 
   @Test
   void aReleaseUnderTheLimitWakesEveryWaiter() {
-    Conn a = new Conn("a");
-    Conn b = new Conn("b");
+    Conn a = holding("a", 600, 600);
+    Conn b = holding("b", 300, 300);
     Conn c = new Conn("c");
-    a.read(600, 600);
-    b.read(300, 300);
     assertTrue(c.read(200, 200));
     assertTrue(a.read(100, 100));
     assertTrue(b.read(100, 100));
@@ -169,8 +186,7 @@ class BufferBudgetTest {
     far = new Conn("far");
     mid = new Conn("mid");
     near = new Conn("near");
-    assertTrue(first.read(1100, 2004));
-    assertEquals(List.of("first woken"), told());
+    assertTakesTheReserve(first, 1100, 2004);
     assertTrue(far.read(300, 5004));
     assertTrue(mid.read(500, 2004));
     assertTrue(near.read(100, 604));
@@ -209,11 +225,9 @@ class BufferBudgetTest {
   void theReserveHolderReadsPastTheLimitByUpToOneFrame() {
     budget = new BufferBudget(LIMIT, 1000, GRACE_MS, ticker);
     long ceiling = LIMIT + 1000 + Frames.HEADER_SIZE;
-    Conn answered = new Conn("answered");
+    Conn answered = holding("answered", 600, 600);
     Conn holder = new Conn("holder");
-    answered.read(600, 600);
-    assertTrue(holder.read(500, 1004));
-    assertEquals(List.of("holder woken"), told());
+    assertTakesTheReserve(holder, 500, 1004);
     assertFalse(holder.read(100, 1004));
     assertTrue(budget.used() > LIMIT);
 
@@ -230,14 +244,10 @@ class BufferBudgetTest {
   @Test
   void aHolderReadingTooLittleYieldsTheReserveAndGoesBehind() {
     budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);
-    Conn trickler = new Conn("trickler");
-    Conn b = new Conn("b");
-    Conn c = new Conn("c");
-    trickler.read(60_000, 100_004);
-    b.read(30_000, 300_004);
-    c.read(5_000, 200_004);
-    assertTrue(trickler.read(10_000, 100_004));
-    assertEquals(List.of("trickler woken"), told());
+    Conn trickler = holding("trickler", 60_000, 100_004);
+    Conn b = holding("b", 30_000, 300_004);
+    Conn c = holding("c", 5_000, 200_004);
+    assertTakesTheReserve(trickler, 10_000, 100_004);
     assertTrue(b.read(1_000, 300_004));
     assertTrue(c.read(1_000, 200_004));
 
@@ -257,31 +267,25 @@ class BufferBudgetTest {
   @Test
   void aHolderIsNotWeighedForTimeItWasPausedAtTheLimitPlusOneFrame() {
     budget = new BufferBudget(LIMIT, 1000, GRACE_MS, ticker);
-    Conn answered = new Conn("answered");
+    Conn answered = holding("answered", 600, 600);
     Conn holder = new Conn("holder");
-    answered.read(600, 600);
-    assertTrue(holder.read(500, 1004));
-    assertEquals(List.of("holder woken"), told());
+    assertTakesTheReserve(holder, 500, 1004);
     assertTrue(answered.read(1004, 1004));
     assertTrue(holder.read(300, 1004), "paused at the limit plus one frame");
     ticker.advance(CHECK_MS + 150);
     answered.written();
     assertEquals(List.of("holder woken"), told());
-    ticker.advance(50);
-    told();
-    assertFalse(holder.account.reserveWasted(), "the 200 ms it could not read are not held against it");
+    assertNotWastingTheReserveAfter(50, holder, "the 200 ms it could not read are not held against it");
   }
 
   /** Found by this class's first run: a second tenure of the reserve was weighed from the first one's progress. */
   @Test
   void aNewTenureOfTheReserveIsWeighedFromItsOwnStart() {
     budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);
-    Conn other = new Conn("other");
+    holding("other", 99_000, 500_004);
     Conn h = new Conn("h");
     Conn w = new Conn("w");
-    other.read(99_000, 500_004);
-    assertTrue(h.read(2_000, 10_004));
-    assertEquals(List.of("h woken"), told());
+    assertTakesTheReserve(h, 2_000, 10_004);
     assertTrue(w.read(1_000, 900_004), "a waiter, so that the check runs and weighs h");
     ticker.advance(CHECK_MS);
     h.read(8_004, 10_004);
@@ -293,25 +297,20 @@ class BufferBudgetTest {
     ticker.advance(10_000);
     assertEquals(0, ticker.pending());
 
-    assertTrue(h.read(2_000, 50_004));
-    assertEquals(List.of("h woken"), told());
+    assertTakesTheReserve(h, 2_000, 50_004);
     Conn w2 = new Conn("w2");
     assertTrue(w2.read(1_000, 900_004));
     assertFalse(h.read(40_000, 50_004));
-    ticker.advance(CHECK_MS);
-    told();
-    assertFalse(h.account.reserveWasted(), "40,000 bytes since its grant, weighed after two checks, not at once");
+    assertNotWastingTheReserveAfter(CHECK_MS, h, "40,000 bytes since its grant, weighed after two checks, not at once");
   }
 
   @Test
   void aSteadyHolderKeepsTheReserveAndIsNeverEvicted() {
     budget = new BufferBudget(100_000, 4_000_000, GRACE_MS, ticker);
-    Conn staller = new Conn("staller");
+    holding("staller", 20_000, 1_000_004);
     Conn holder = new Conn("holder");
+    assertTakesTheReserve(holder, 90_000, 4_000_004);
     Conn waiter = new Conn("waiter");
-    staller.read(20_000, 1_000_004);
-    assertTrue(holder.read(90_000, 4_000_004));
-    assertEquals(List.of("holder woken"), told());
     assertTrue(waiter.read(10_000, 500_004));
 
     for (int i = 0; i < 15; i++) {
@@ -326,13 +325,10 @@ class BufferBudgetTest {
 
   @Test
   void stalledFramesAreEvictedLargestFirstUntilTheBudgetHasRoom() {
-    Conn small = new Conn("small");
-    Conn medium = new Conn("medium");
-    Conn large = new Conn("large");
+    holding("medium", 300, 2004);
+    holding("large", 500, 2004);
+    holding("small", 150, 2004);
     Conn waiter = new Conn("waiter");
-    medium.read(300, 2004);
-    large.read(500, 2004);
-    small.read(150, 2004);
     assertTrue(waiter.read(750, 750));
 
     // The first check notes where each stands; their grace runs from there.
@@ -345,14 +341,11 @@ class BufferBudgetTest {
   @Test
   void aStalledReserveHolderIsEvictedEvenOnceTheBudgetHasRoom() {
     budget = new BufferBudget(LIMIT, 10_000, 10, ticker);
-    Conn large = new Conn("large");
-    Conn small = new Conn("small");
+    holding("large", 800, 5004);
+    holding("small", 50, 1004);
     Conn holder = new Conn("holder");
     Conn waiter = new Conn("waiter");
-    large.read(800, 5004);
-    small.read(50, 1004);
-    assertTrue(holder.read(300, 2004));
-    assertEquals(List.of("holder woken"), told());
+    assertTakesTheReserve(holder, 300, 2004);
     assertTrue(waiter.read(100, 100));
 
     ticker.advance(10);
@@ -363,14 +356,11 @@ class BufferBudgetTest {
 
   @Test
   void aConnectionPausedForAnotherReasonIsNeitherEvictedNorCounted() {
-    Conn paused = new Conn("paused");
-    Conn a = new Conn("a");
-    Conn b = new Conn("b");
-    Conn waiter = new Conn("waiter");
-    paused.read(600, 2004);
-    a.read(300, 2004);
-    b.read(100, 2004);
+    Conn paused = holding("paused", 600, 2004);
+    holding("a", 300, 2004);
+    holding("b", 100, 2004);
     paused.pauseForOtherReason();
+    Conn waiter = new Conn("waiter");
     assertTrue(waiter.read(900, 900));
 
     ticker.advance(GRACE_MS + CHECK_MS);
@@ -383,9 +373,8 @@ class BufferBudgetTest {
   /** The check decides on its own thread; a read the connection's loop runs before the eviction lands saves it. */
   @Test
   void aReadBeforeTheEvictionLandsSavesTheConnection() {
-    Conn staller = new Conn("staller");
+    Conn staller = holding("staller", 300, 2004);
     Conn waiter = new Conn("waiter");
-    staller.read(300, 2004);
     assertTrue(waiter.read(800, 800));
     ticker.advance(GRACE_MS + CHECK_MS);
 
@@ -396,9 +385,8 @@ class BufferBudgetTest {
 
   @Test
   void theCheckRunsOnlyWhileSomeoneWaits() {
-    Conn a = new Conn("a");
+    Conn a = holding("a", 600, 600);
     Conn b = new Conn("b");
-    a.read(600, 600);
     assertEquals(0, ticker.pending());
     assertTrue(b.read(600, 600));
     assertEquals(1, ticker.pending());

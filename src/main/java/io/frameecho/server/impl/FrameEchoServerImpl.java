@@ -47,6 +47,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final Logger log = LoggerFactory.getLogger(FrameEchoServer.class);
   /** The Vert.x hooks line is logged by the first server of the process only. */
   private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
+  /** At most how long a refused client's input is read and discarded before its socket closes. */
+  private static final long REFUSAL_LINGER_MS = 1000;
 
   private final Vertx vertx;
   private final FrameEchoOptions options;
@@ -57,8 +59,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private RequestHandler requestHandler = new EchoHandler();
   private FrameEchoMetrics metrics;
   private NetServer netServer;
-  /** At most how long a refused client's input is read and discarded before its socket closes. */
-  private static final long REFUSAL_LINGER_MS = 1000;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
   private final ActivityOrder order;
   /** Open connections of this server instance; touched on its event loop only. */
@@ -109,12 +109,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         log.info("{}", ChannelAdapter.hooks());
       }
       log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-          + "maxConnectionsPerIp={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
+          + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
         options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx), options.getMaxFrameSize(),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-        limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
+        options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
       return this;
     });

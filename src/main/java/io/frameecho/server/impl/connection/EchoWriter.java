@@ -47,26 +47,19 @@ final class EchoWriter implements Responses {
   }
 
   /**
-   * Whether {@code frame} starts where the run ends, in the same read (so the run can grow over it). The read is
-   * found under every wrapper: Netty's leak detector wraps each slice it tracks in one of its own.
+   * Whether {@code frame} starts where the run ends, in the same read (so the run can grow over it). A read that
+   * Netty's leak detector tracks (1 in 128 at its default level, every one in the tests) is not joined: each of
+   * its frames is a wrapper of its own, and a run sliced from the read beneath them would release the read
+   * through a slice the detector does not see, which it reports as a leak. Such a read goes out frame by frame.
    */
   private boolean followsRun(ByteBuf frame) {
     ByteBuf read = runRead;
     if (read == null) {
       // Looked up once a run has a second frame to join: a read of one frame never needs it.
-      read = runRead = read(run);
+      read = runRead = run.unwrap();
     }
-    return read != run && read == read(frame) && read.hasMemoryAddress() && frame.hasMemoryAddress()
+    return read != null && read == frame.unwrap() && read.hasMemoryAddress() && frame.hasMemoryAddress()
       && run.memoryAddress() + runBytes == frame.memoryAddress();
-  }
-
-  /** The buffer {@code slice} was cut from, under its wrappers; {@code slice} itself when it is none's slice. */
-  private static ByteBuf read(ByteBuf slice) {
-    ByteBuf buffer = slice;
-    for (ByteBuf inner = buffer.unwrap(); inner != null; inner = inner.unwrap()) {
-      buffer = inner;
-    }
-    return buffer;
   }
 
   /** Writes the run, if any; true when that filled the queue. */

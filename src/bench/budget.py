@@ -23,73 +23,39 @@ eviction where none may happen, or a server that died or would not stop; the exi
 Options: --jar PATH (default target/frame-echo.jar, built with mvn when missing), --only N (a scenario;
 repeat it for several), --json FILE (the rows as JSON), --out DIR (server logs, default target/budget).
 Environment: JAVA (default java), JAVA_OPTS (the server's JVM flags, e.g. -Xmx1g).
-Needs: Linux (/proc), python3 (standard library only), java 17+, and mvn if the jar is not built.
+Needs: Linux (/proc), python3 (standard library only; and benchserver.py, beside this script), java 17+,
+and mvn if the jar is not built.
 """
 import argparse
 import hashlib
-import json
 import os
 import re
 import resource
-import shlex
-import signal
-import socket
-import struct
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
+
+sys.dont_write_bytecode = True  # benchserver is imported from the source tree: no __pycache__ left there
+import benchserver  # noqa: E402 (beside this script: its directory is on sys.path)
+from benchserver import CLOSED, HOST, OPEN, ROOT, connect, header, open_connections, read_frame, until  # noqa: E402
 
 KiB, MiB = 1 << 10, 1 << 20
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HOST = "127.0.0.1"
 FRESH_LIMIT_S = 1.5  # the issue promises about a second
 HELD = "frame_echo_buffered_bytes"
 WAITING = "frame_echo_connections_budget_waiting"
-OPEN = "frame_echo_connections_open"
-CLOSED = 'frame_echo_connections_closed_total{reason="%s"}'
 EVICTED = CLOSED % "budget_evicted"
 EVICTED_LINE = "evicted for the buffer budget"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def until(condition, timeout, step=0.05):
-    """Polls condition() until it is true or timeout seconds have passed; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(step)
-    return value
-
-
-class Server:
-    """One frame-echo process: its ports, log, metrics, and VmRSS sampled every 50 ms."""
+class Server(benchserver.Server):
+    """One frame-echo process (its ports, log, metrics), its budget as logged, and VmRSS sampled every 50 ms."""
 
     def __init__(self, jar, budget, log_path):
-        self.port, self.metrics_port = free_port(), free_port()
-        conf = {"host": HOST, "port": self.port, "metrics": {"enabled": True, "port": self.metrics_port}}
-        if budget:
-            conf["maxBufferedBytes"] = budget
-        self.log_path = log_path
-        with open(log_path, "wb") as log:
-            cmd = [os.environ.get("JAVA", "java"), *shlex.split(os.environ.get("JAVA_OPTS", "")),
-                   "-jar", jar, "-conf", json.dumps(conf)]
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        super().__init__(jar, {"maxBufferedBytes": budget} if budget else {}, log_path)
+        self.budget = int(re.search(r"maxBufferedBytes=(\d+)", self.log()).group(1))
         self.samples = []  # (monotonic time, RSS in bytes)
         self.sampling = True
         threading.Thread(target=self._sample, daemon=True).start()
-        if not until(lambda: "frame-echo metrics on" in self.log() or self.proc.poll() is not None, 30):
-            self.stop()
-            raise RuntimeError("the server did not start within 30 s")
-        if self.proc.poll() is not None:
-            self.sampling = False
-            raise RuntimeError(f"the server exited at start-up ({self.proc.returncode}): {self.log()[-300:]}")
-        self.budget = int(re.search(r"maxBufferedBytes=(\d+)", self.log()).group(1))
 
     def _sample(self):
         while self.sampling and (rss := self.rss()) is not None:
@@ -108,67 +74,13 @@ class Server:
     def peak_rss(self, since, to):
         return max((rss for t, rss in self.samples if since <= t <= to), default=0)
 
-    def log(self):
-        with open(self.log_path, errors="replace") as log:
-            return log.read()
-
-    def metrics(self):
-        """The Prometheus endpoint as {'name{labels}': value}."""
-        with urllib.request.urlopen(f"http://{HOST}:{self.metrics_port}/metrics", timeout=3) as response:
-            text = response.read().decode()
-        return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
-                for line in text.splitlines() if line and not line.startswith("#")}
-
-    def gauge(self, name):
-        try:
-            return self.metrics().get(name, -1)
-        except OSError:
-            return -1
-
     def stop(self, timeout=20):
-        """SIGTERM, then waits; kills it past the timeout. Returns the exit status (None if it had to be killed)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            status = self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            status = None
+        status = super().stop(timeout)
         self.sampling = False
         return status
 
 
 # ---- clients ----
-
-def connect(port, timeout=5.0):
-    return socket.create_connection((HOST, port), timeout=timeout)
-
-
-def header(length):
-    return struct.pack("<I", length)  # 4 bytes, little-endian, unsigned
-
-
-def recv_exact(sock, n, deadline, digest=None):
-    """Reads n bytes before the deadline; returns them, or feeds them to digest and returns b''."""
-    out, buf, left = bytearray(), bytearray(min(n, MiB) or 1), n
-    while left:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"{n - left} of {n} bytes read when time ran out")
-        sock.settimeout(remaining)
-        k = sock.recv_into(buf, min(left, len(buf)))
-        if k == 0:
-            raise ConnectionError(f"end of stream after {n - left} of {n} bytes")
-        (digest.update if digest else out.extend)(memoryview(buf)[:k])
-        left -= k
-    return bytes(out)
-
-
-def read_frame(sock, deadline, digest=None):
-    length = struct.unpack("<I", recv_exact(sock, 4, deadline))[0]
-    return length, recv_exact(sock, length, deadline, digest)
-
 
 def fresh_client(port, size, wait=10.0):
     """One frame of size bytes on a new connection: (seconds until its echo was back, or None; problem or None)."""
@@ -188,15 +100,7 @@ def fresh_client(port, size, wait=10.0):
 
 def open_partial(port, declared, body=b""):
     """One connection per length in declared, each sending a header declaring it, then body, then nothing."""
-    socks = []
-    try:
-        for length in declared:
-            socks.append(connect(port))
-            socks[-1].sendall(header(length) + body)
-    except OSError:
-        close_all([], socks)
-        raise
-    return socks
+    return open_connections(port, [header(length) + body for length in declared])
 
 
 class Staller(threading.Thread):
@@ -487,25 +391,9 @@ def main():
     parser.add_argument("--json", help="write the rows as JSON to this file")
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "budget"), help="where server logs go")
     args = parser.parse_args()
-    jar = args.jar or os.path.join(ROOT, "target", "frame-echo.jar")
-    if not os.path.isfile(jar):
-        if args.jar:
-            sys.exit(f"budget.py: no jar at {jar}")
-        print("budget.py: building target/frame-echo.jar", file=sys.stderr)
-        subprocess.run(["mvn", "-B", "-q", "-ntp", "package", "-DskipTests"], cwd=ROOT, check=True)
-    os.makedirs(args.out, exist_ok=True)
-    rows = []
-    for number in args.only or sorted(SCENARIOS):
-        print(f"budget.py: scenario {number}: {SCENARIOS[number][0]}", file=sys.stderr)
-        rows.append(run(number, jar, args.out))
-    print(markdown(rows))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
-    failed = [r["scenario"] for r in rows if r["problems"]]
-    if failed:
-        print(f"budget.py: failed: {', '.join(failed)}; server logs in {args.out}", file=sys.stderr)
-    sys.exit(1 if failed else 0)
+    jar = benchserver.jar("budget.py", args.jar, 1)
+    benchserver.run_all("budget.py", "scenario", SCENARIOS, args.only, lambda number: run(number, jar, args.out),
+                        markdown, args.json, args.out)
 
 
 if __name__ == "__main__":

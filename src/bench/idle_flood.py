@@ -32,52 +32,31 @@ it for several), --max-connections N (default 2000; the idle connections fill it
 ones), --active N (10), --fresh N (5), --give-way-ms MS (case 1's idleGiveWayMs, 1000), --instances N (the
 launcher's -instances, 1), --json FILE (the rows as JSON), --out DIR (server logs, default target/idle_flood).
 Environment: JAVA (default java), JAVA_OPTS (the server's JVM flags, e.g. -Xmx1g).
-Needs: Linux, python3 (standard library only), java 17+, mvn if the jar is not built, and a hard limit on
-open files (ulimit -Hn) of at least maxConnections + 500: the script raises its soft limit itself, and the
-server inherits it.
+Needs: Linux, python3 (standard library only; and benchserver.py, beside this script), java 17+, mvn if the
+jar is not built, and a hard limit on open files (ulimit -Hn) of at least maxConnections + 500: the script
+raises its soft limit itself, and the server inherits it.
 """
 import argparse
-import json
 import os
 import re
 import resource
 import selectors
-import shlex
-import signal
-import socket
-import struct
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HOST = "127.0.0.1"
+sys.dont_write_bytecode = True  # benchserver is imported from the source tree: no __pycache__ left there
+import benchserver  # noqa: E402 (beside this script: its directory is on sys.path)
+from benchserver import CLOSED, OPEN, ROOT, Server, connect, frame, open_connections, read_frame, until  # noqa: E402
+
 FRESH_LIMIT_S = 1.0  # the issue: the fresh client is served within a second
 FRAME = 16  # bytes of payload in every frame
 INTERVAL_S = 0.2  # an active client's pace
 ECHO_WAIT_S = 5.0  # longest an active client's echo may take (the JVM is cold at first, and 1,990 connects arrive)
-OPEN = "frame_echo_connections_open"
-CLOSED = 'frame_echo_connections_closed_total{reason="%s"}'
 EVICTED = CLOSED % "idle_evicted"
 REJECTED = 'frame_echo_connections_rejected_total{limit="maxConnections"}'
 GAVE_WAY_LINE = re.compile(r"INFO .*closed (\d+) idle connection\(s\) for newcomers.*")
 REJECTED_LINE = re.compile(r"WARN .*rejected (\d+) connection\(s\).*")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def until(condition, timeout, step=0.05):
-    """Polls condition() until it is true or timeout seconds have passed; returns its last value."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(step)
-    return value
 
 
 def raise_fd_limit(needed):
@@ -98,81 +77,7 @@ def raise_fd_limit(needed):
     return needed
 
 
-class Server:
-    """One frame-echo process: its ports, log and metrics."""
-
-    def __init__(self, jar, settings, log_path, launcher_args=()):
-        self.port, self.metrics_port = free_port(), free_port()
-        conf = {"host": HOST, "port": self.port, "metrics": {"enabled": True, "port": self.metrics_port}, **settings}
-        self.log_path = log_path
-        with open(log_path, "wb") as log:
-            cmd = [os.environ.get("JAVA", "java"), *shlex.split(os.environ.get("JAVA_OPTS", "")),
-                   "-jar", jar, "-conf", json.dumps(conf), *launcher_args]
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        if not until(lambda: "frame-echo metrics on" in self.log() or self.proc.poll() is not None, 30):
-            self.stop()
-            raise RuntimeError("the server did not start within 30 s")
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"the server exited at start-up ({self.proc.returncode}): {self.log()[-300:]}")
-
-    def log(self):
-        with open(self.log_path, errors="replace") as log:
-            return log.read()
-
-    def metrics(self):
-        """The Prometheus endpoint as {'name{labels}': value}."""
-        with urllib.request.urlopen(f"http://{HOST}:{self.metrics_port}/metrics", timeout=3) as response:
-            text = response.read().decode()
-        return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
-                for line in text.splitlines() if line and not line.startswith("#")}
-
-    def gauge(self, name):
-        try:
-            return self.metrics().get(name, -1)
-        except OSError:
-            return -1
-
-    def stop(self, timeout=20):
-        """SIGTERM, then waits; kills it past the timeout. Returns the exit status (None if it had to be killed)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
-            return None
-
-
 # ---- clients ----
-
-def connect(port, timeout=5.0):
-    return socket.create_connection((HOST, port), timeout=timeout)
-
-
-def frame(payload):
-    return struct.pack("<I", len(payload)) + payload  # 4 bytes, little-endian, unsigned
-
-
-def recv_exact(sock, n, deadline):
-    """Reads n bytes before the deadline; raises EOFError on a clean end of stream, TimeoutError past the deadline."""
-    out = bytearray()
-    while len(out) < n:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError(f"{len(out)} of {n} bytes read when time ran out")
-        sock.settimeout(remaining)
-        chunk = sock.recv(n - len(out))
-        if not chunk:
-            raise EOFError(f"end of stream after {len(out)} of {n} bytes")
-        out += chunk
-    return bytes(out)
-
-
-def read_frame(sock, deadline):
-    length = struct.unpack("<I", recv_exact(sock, 4, deadline))[0]
-    return recv_exact(sock, length, deadline)
-
 
 class Active(threading.Thread):
     """Echoes a FRAME-byte frame every INTERVAL_S, each checked byte-exact, until stopped or a failure."""
@@ -195,7 +100,7 @@ class Active(threading.Thread):
                 start = time.monotonic()
                 self.sock.sendall(frame(payload))
                 self.sent += 1
-                echo = read_frame(self.sock, start + ECHO_WAIT_S)
+                _, echo = read_frame(self.sock, start + ECHO_WAIT_S, eof=EOFError)
                 if echo != payload:
                     self.failure = f"wrong echo on frame {self.sent}"
                     return
@@ -225,7 +130,7 @@ def fresh_client(port, expect_echo, wait=5.0):
     try:
         sock = connect(port)
         sock.sendall(frame(payload))
-        echo = read_frame(sock, start + wait)
+        _, echo = read_frame(sock, start + wait, eof=EOFError)
         outcome = "echo" if echo == payload else "wrong echo"
     except EOFError as e:
         outcome = "FIN" if "after 0 of 4" in str(e) else "EOF mid-frame"
@@ -245,15 +150,7 @@ def fresh_client(port, expect_echo, wait=5.0):
 
 def open_idle(port, count):
     """count connections that never send; closes them all and raises if one cannot connect."""
-    socks = []
-    try:
-        for _ in range(count):
-            socks.append(connect(port))
-    except OSError:
-        for s in socks:
-            s.close()
-        raise
-    return socks
+    return open_connections(port, [b""] * count)
 
 
 def sweep(socks):
@@ -441,26 +338,9 @@ def main():
         parser.error("needs --give-way-ms >= 1, --fresh >= 1, --active >= 0, --instances >= 1 "
                      "and --max-connections > --active")
     raise_fd_limit(args.max_connections + args.fresh + 500)
-    given, args.jar = args.jar, args.jar or os.path.join(ROOT, "target", "frame-echo.jar")
-    if not os.path.isfile(args.jar):
-        if given:
-            print(f"idle_flood.py: no jar at {args.jar}", file=sys.stderr)
-            sys.exit(2)
-        print("idle_flood.py: building target/frame-echo.jar", file=sys.stderr)
-        subprocess.run(["mvn", "-B", "-q", "-ntp", "package", "-DskipTests"], cwd=ROOT, check=True)
-    os.makedirs(args.out, exist_ok=True)
-    rows = []
-    for number in args.only or sorted(CASES):
-        print(f"idle_flood.py: case {number}: {CASES[number][0]}", file=sys.stderr)
-        rows.append(run(number, args))
-    print(markdown(rows, args))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
-    failed = [r["case"] for r in rows if r["problems"]]
-    if failed:
-        print(f"idle_flood.py: failed: {', '.join(failed)}; server logs in {args.out}", file=sys.stderr)
-    sys.exit(1 if failed else 0)
+    args.jar = benchserver.jar("idle_flood.py", args.jar, 2)
+    benchserver.run_all("idle_flood.py", "case", CASES, args.only, lambda number: run(number, args),
+                        lambda rows: markdown(rows, args), args.json, args.out)
 
 
 if __name__ == "__main__":

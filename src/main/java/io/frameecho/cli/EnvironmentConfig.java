@@ -3,6 +3,7 @@ package io.frameecho.cli;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.OptionKey;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 
 import java.io.IOException;
@@ -12,6 +13,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The launcher's configuration with environment variables folded in, as containers expect: every key of
@@ -123,8 +126,48 @@ final class EnvironmentConfig {
     try {
       return new JsonObject(text);
     } catch (DecodeException e) {
-      throw new IllegalArgumentException(source + ": not a JSON object: " + e.getMessage());
+      throw new IllegalArgumentException(source + ": not a JSON object: " + decodeProblem(e));
     }
+  }
+
+  /** Where Jackson's messages say a problem is: "[Source: ...; line: 1, column: 2]", after "at" or "start marker at". */
+  private static final Pattern LOCATION = Pattern.compile(
+    "\\s*(\\(start marker )?at \\[Source: [^\\]]*line: (\\d+), column: (\\d+)\\]\\)?");
+
+  /**
+   * What is wrong with some JSON, on one line: the parser's message (which spans two lines, the second naming
+   * the source only to say that it is not shown) with its locations as "at line 1, column 2".
+   */
+  static String decodeProblem(DecodeException e) {
+    String message = e.getMessage() == null ? "cannot be decoded" : e.getMessage();
+    Matcher location = LOCATION.matcher(message);
+    StringBuilder problem = new StringBuilder();
+    while (location.find()) {
+      String where = "line " + location.group(2) + ", column " + location.group(3);
+      location.appendReplacement(problem, Matcher.quoteReplacement(
+        location.group(1) != null ? " (started at " + where + ")" : " at " + where));
+    }
+    location.appendTail(problem);
+    return oneLine(problem.toString().strip());
+  }
+
+  /** {@code text} with each line break or other control character written as an escape, as in a JSON string. */
+  static String oneLine(String text) {
+    StringBuilder line = new StringBuilder(text.length());
+    for (char c : text.toCharArray()) {
+      if (c == '\n') {
+        line.append("\\n");
+      } else if (c == '\r') {
+        line.append("\\r");
+      } else if (c == '\t') {
+        line.append("\\t");
+      } else if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+        line.append(String.format("\\u%04x", (int) c));
+      } else {
+        line.append(c);
+      }
+    }
+    return line.toString();
   }
 
   /** The overrides the environment holds, as a configuration fragment. */
@@ -138,7 +181,7 @@ final class EnvironmentConfig {
       }
       Map.Entry<String, OptionKey.Type> key = VARIABLES.get(name);
       if (key == null) {
-        throw new IllegalArgumentException(name + ": no such frame-echo setting; known variables: "
+        throw new IllegalArgumentException(oneLine(name) + ": no such frame-echo setting; known variables: "
           + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT, FRAME_ECHO_DEBUG)");
       }
       put(overrides, key.getKey(), typed(name, variable.getValue(), key.getValue()));
@@ -153,13 +196,13 @@ final class EnvironmentConfig {
         if (value.equals("true") || value.equals("false")) {
           return Boolean.valueOf(value);
         }
-        throw new IllegalArgumentException(name + ": \"" + text + "\" is not true or false");
+        throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not true or false");
       case INTEGER:
       case LONG:
         try {
           return Long.parseLong(value);
         } catch (NumberFormatException e) {
-          throw new IllegalArgumentException(name + ": \"" + text + "\" is not an integer");
+          throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not an integer");
         }
       case OBJECT:
         return parse(value, name);

@@ -116,7 +116,8 @@ public final class FrameParser implements Handler<Buffer> {
       throw new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize);
     }
     this.demand = demand;
-    this.maxFrameSize = maxFrameSize;
+    // A frame and its header must fit one buffer: above that a header is refused as too large.
+    this.maxFrameSize = Math.min(maxFrameSize, Frames.LARGEST_PAYLOAD);
     this.listener = listener;
   }
 

@@ -12,6 +12,12 @@ public final class Frames {
   /** Bytes in a frame header. */
   public static final int HEADER_SIZE = 4;
 
+  /**
+   * The largest payload a frame can have here: with its header it must fit one buffer, whose size is an int.
+   * A larger {@code maxFrameSize} parses as this one.
+   */
+  public static final int LARGEST_PAYLOAD = Integer.MAX_VALUE - HEADER_SIZE;
+
   /** The book's {@code k_max_msg}: 32 MiB. */
   public static final int DEFAULT_MAX_FRAME_SIZE = 32 << 20;
 

@@ -1,9 +1,26 @@
 package io.frameecho.server;
 
-/** Typed reads of JSON configuration values, failing with the key's name and the reason. */
+/**
+ * Typed reads of JSON configuration values, failing with the key's name and the reason: one line, whatever the
+ * text it quotes (see {@link #quote}).
+ */
 final class ConfigValues {
 
   private ConfigValues() {
+  }
+
+  /**
+   * {@code text} as a JSON string literal ({@code "nio"}), as configuration errors quote a value: a line break or
+   * another control character in it is written escaped ({@code "a\nb"}), so that the error stays one line.
+   */
+  static String quote(String text) {
+    return io.vertx.core.json.Json.encode(text);
+  }
+
+  /** {@code text} as within {@link #quote}'s quotes: a key name in an error, escaped the same way. */
+  static String escape(String text) {
+    String quoted = quote(text);
+    return quoted.substring(1, quoted.length() - 1);
   }
 
   /** A host name or address to bind: not empty. */
@@ -96,7 +113,7 @@ final class ConfigValues {
   }
 
   private static IllegalArgumentException wrongType(String key, String expected, Object value) {
-    String actual = value == null ? "null" : value instanceof String ? "the string \"" + value + "\"" : String.valueOf(value);
+    String actual = value == null ? "null" : value instanceof String ? "the string " + quote((String) value) : String.valueOf(value);
     return new IllegalArgumentException(key + ": expected " + expected + " but got " + actual);
   }
 }

@@ -320,15 +320,25 @@ public class FrameEchoOptions {
   /**
    * Vert.x {@code NetServerOptions} as JSON (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic
    * shaping, ...), applied before frame-echo's own settings. {@code host} and {@code port} belong at the top
-   * level and are refused here, as are names Vert.x does not know.
+   * level and are refused here, as are names Vert.x does not know and values Vert.x refuses (a negative
+   * {@code idleTimeout}, say), so that they fail here, with the key named, rather than when the server starts.
    */
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
     for (String name : netServerOptions.fieldNames()) {
+      String key = "netServerOptions." + ConfigValues.escape(name);
       if (name.equals("host") || name.equals("port")) {
-        throw new IllegalArgumentException("netServerOptions." + name + ": set it with the top-level key '" + name + "'");
+        throw new IllegalArgumentException(key + ": set it with the top-level key '" + name + "'");
       }
       if (!NET_SERVER_OPTION_NAMES.contains(name)) {
-        throw new IllegalArgumentException("netServerOptions." + name + ": not an option of Vert.x's NetServerOptions");
+        throw new IllegalArgumentException(key + ": not an option of Vert.x's NetServerOptions");
+      }
+      Object value = netServerOptions.getValue(name);
+      try {
+        new io.vertx.core.net.NetServerOptions(new JsonObject().put(name, value));
+      } catch (RuntimeException e) {
+        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        throw new IllegalArgumentException(key + ": Vert.x refuses " + (value instanceof String text ? ConfigValues.quote(text) : value)
+          + ": " + ConfigValues.escape(reason));
       }
     }
     this.netServerOptions = netServerOptions.copy();
@@ -346,7 +356,7 @@ public class FrameEchoOptions {
    */
   public FrameEchoOptions setTransport(String transport) {
     if (!TRANSPORTS.contains(transport)) {
-      throw new IllegalArgumentException("transport: \"" + transport + "\" is not one of " + String.join(", ", TRANSPORTS));
+      throw new IllegalArgumentException("transport: " + ConfigValues.quote(transport) + " is not one of " + String.join(", ", TRANSPORTS));
     }
     this.transport = transport;
     return this;

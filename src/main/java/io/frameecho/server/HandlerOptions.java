@@ -62,7 +62,7 @@ public class HandlerOptions {
 
   public HandlerOptions setType(String type) {
     if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
-      throw new IllegalArgumentException("handler.type: \"" + type + "\" is not one of \"echo\", \"eventbus\"");
+      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type) + " is not one of \"echo\", \"eventbus\"");
     }
     this.type = type;
     return this;

@@ -129,7 +129,7 @@ public final class OptionKey<O, T> {
     for (Map.Entry<String, Object> entry : json) {
       OptionKey<O, ?> key = find(keys, entry.getKey());
       if (key == null) {
-        throw new IllegalArgumentException("unknown configuration key '" + prefix + entry.getKey() + "'; known keys: "
+        throw new IllegalArgumentException("unknown configuration key '" + prefix + ConfigValues.escape(entry.getKey()) + "'; known keys: "
           + keys.stream().map(k -> prefix + k.name).collect(Collectors.joining(", ")));
       }
       key.readInto(target, prefix + key.name, entry.getValue());

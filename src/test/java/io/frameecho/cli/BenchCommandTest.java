@@ -6,6 +6,7 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.RefusedPort;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -173,8 +174,7 @@ class BenchCommandTest {
 
   @Test
   void refusedConnectionsAreCountedAndFailTheRun(Vertx vertx) throws Exception {
-    int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
-      .compose(s -> s.close().map(v -> s.actualPort())).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    int port = RefusedPort.of(vertx).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     Path json = dir.resolve("refused.json");
     assertEquals(1, run("--port", String.valueOf(port), "-c", "3", "-d", "1", "-w", "0", "--json", json.toString()));
     assertEquals(3, new JsonObject(Files.readString(json)).getLong("connectionFailures"));

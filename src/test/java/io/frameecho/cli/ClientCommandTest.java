@@ -4,6 +4,7 @@ import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.RefusedPort;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -79,8 +80,7 @@ class ClientCommandTest {
 
   @Test
   void failsWithAClearMessageWhenNobodyListens(Vertx vertx) throws Exception {
-    int port = vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
-      .compose(s -> s.close().map(v -> s.actualPort())).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    int port = RefusedPort.of(vertx).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertEquals(1, run("--port", String.valueOf(port), "x"));
     assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: Connection refused"), err.toString(StandardCharsets.UTF_8));
   }

@@ -6,8 +6,8 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
+import io.frameecho.testkit.RefusedPort;
 import io.vertx.core.Future;
-import io.vertx.core.net.NetClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetServer;
@@ -149,26 +149,7 @@ class FrameClientTest {
 
   @Test
   void connectionRefusedFailsTheConnect(Vertx vertx, VertxTestContext ctx) {
-    // Bind a port, learn it, free it: nothing listens there any more, once Vert.x has unbound it (its close
-    // completes a moment before: see refused).
-    vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")
-      .compose(server -> server.close().map(v -> server.actualPort()))
-      .compose(port -> refused(vertx, port, 100))
-      .compose(port -> FrameClient.connect(vertx, "127.0.0.1", port))
-      .onComplete(ctx.failingThenComplete());
-  }
-
-  /** {@code port}, once a plain connection to it is refused (checked every 20 ms, {@code triesLeft} times). */
-  private static Future<Integer> refused(Vertx vertx, int port, int triesLeft) {
-    NetClient probe = vertx.createNetClient();
-    return probe.connect(port, "127.0.0.1").transform(ar -> {
-      probe.close();
-      if (ar.failed()) {
-        return Future.succeededFuture(port);
-      }
-      ar.result().close();
-      return triesLeft == 0 ? Future.failedFuture(new AssertionError("port " + port + " still accepts"))
-        : vertx.timer(20, TimeUnit.MILLISECONDS).compose(t -> refused(vertx, port, triesLeft - 1));
-    });
+    RefusedPort.of(vertx).onComplete(ctx.succeeding(port ->
+      FrameClient.connect(vertx, "127.0.0.1", port).onComplete(ctx.failingThenComplete())));
   }
 }

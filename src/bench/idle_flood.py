@@ -11,7 +11,7 @@ frame at once and reads. Each fresh client stays connected to the end, so that e
 server full. Then the idle connections are swept: each either still open, or ended by a FIN (recv gives
 b'') or by a reset (ConnectionResetError); an ended one is closed, as a client does at the end of its
 stream (the server counts idle_evicted when that close completes; a client that never closes holds it
-open for lingerTimeoutMs). The active clients go on for another second, then everyone closes and the
+open for up to a second, min(lingerTimeoutMs, 1000)). The active clients go on for another second, then everyone closes and the
 server gets SIGTERM: it must exit with 143 within 20 s. The table also shows how many closes and rejections
 the rate-limited log lines add up to (shown, not checked: a line counts what happened since the previous
 one, so whatever follows the last line is not logged until the next event a second later).
@@ -231,7 +231,7 @@ def run(number, args):
             problems.append(f"idle connections: {ends['reset']} reset, {ends['data']} got data")
         time.sleep(1.0)  # the active clients go on after the newcomers
         # A connection that gave way is counted once its close completes: at once here, as its client closed
-        # on the FIN (a client that does not close holds the server's lingering close up to lingerTimeoutMs).
+        # on the FIN (a client that does not close holds the server's lingering close up to a second).
         until(lambda: server.gauge(EVICTED) >= ends["FIN"], 3)
     except OSError as e:
         problems.append(f"clients: {e!r}")

@@ -203,7 +203,11 @@ public class FrameEchoOptions {
     return maxConnections;
   }
 
-  /** Connections this process serves at once, over all instances; more are accepted and closed at once. 0 = no limit. */
+  /**
+   * Connections this server serves at once, over all its deployment's instances. When every slot is taken, a
+   * newcomer takes the slot of a connection idle for {@link #setIdleGiveWayMs idleGiveWayMs}, or is turned away
+   * with a FIN. 0 = no limit.
+   */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
     ConfigValues.requireNonNegative("maxConnections", maxConnections);
     this.maxConnections = maxConnections;
@@ -226,7 +230,7 @@ public class FrameEchoOptions {
   }
 
   /**
-   * Bytes the whole process may hold in frames being read and responses being written; at the budget,
+   * Bytes this server (all its deployment's instances) may hold in frames being read and responses being written; at the budget,
    * connections stop reading until memory frees. 0 = automatic (a quarter of the JVM's maximum heap).
    */
   public FrameEchoOptions setMaxBufferedBytes(long maxBufferedBytes) {

@@ -32,9 +32,12 @@ public final class ConnectionLimits implements Shareable {
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final AtomicLong rejectedSinceLog = new AtomicLong();
-  private final AtomicLong lastLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+  /** When these limits began: a summary's window starts at the previous summary, or here. */
+  private final long createdNanos = System.nanoTime();
+  /** The previous summary, set a full interval back so that the first one is written at once. */
+  private final AtomicLong lastLogNanos = new AtomicLong(createdNanos - LOG_INTERVAL_NANOS);
   private final AtomicLong gaveWaySinceLog = new AtomicLong();
-  private final AtomicLong lastGaveWayLogNanos = new AtomicLong(System.nanoTime() - LOG_INTERVAL_NANOS);
+  private final AtomicLong lastGaveWayLogNanos = new AtomicLong(createdNanos - LOG_INTERVAL_NANOS);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
@@ -143,7 +146,7 @@ public final class ConnectionLimits implements Shareable {
     if (now - last >= LOG_INTERVAL_NANOS && lastLogNanos.compareAndSet(last, now)) {
       long count = rejectedSinceLog.getAndSet(0);
       log.warn("rejected {} connection(s) in the last {} ms, the latest from {}: over {} ({})",
-        count, TimeUnit.NANOSECONDS.toMillis(now - last), ip, why.key(),
+        count, TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, createdNanos)), ip, why.key(),
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;
@@ -157,7 +160,8 @@ public final class ConnectionLimits implements Shareable {
     if (now - last >= LOG_INTERVAL_NANOS && lastGaveWayLogNanos.compareAndSet(last, now)) {
       long count = gaveWaySinceLog.getAndSet(0);
       log.info("closed {} idle connection(s) for newcomers in the last {} ms, the latest for {}: every slot of "
-        + "maxConnections ({}) was taken", count, TimeUnit.NANOSECONDS.toMillis(now - last), ip, maxConnections);
+        + "maxConnections ({}) was taken", count, TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, createdNanos)), ip,
+        maxConnections);
     }
   }
 

@@ -112,6 +112,44 @@ class LauncherIT {
     assertEquals("len:5 data:hello\nlen:0 data:\n", runClient(port, "hello", "").replace("\r", ""));
   }
 
+  /**
+   * On the jar's own transport (epoll on Linux): a client that half-closes while the server has stopped reading
+   * it (its write queue is full of a large echo) gets every response, then the end of stream. Found by a
+   * hostile trial: with reading turned on again after the input ended, epoll failed and the last responses
+   * were dropped.
+   */
+  @Test
+  void aHalfCloseWhileReadingIsPausedStillGetsEveryResponse() throws Exception {
+    List<String> log = new ArrayList<>();
+    int port = nextListeningPort(start(log, "-conf", "{\"host\":\"127.0.0.1\",\"port\":0}"));
+    java.io.ByteArrayOutputStream request = new java.io.ByteArrayOutputStream();
+    for (byte[] payload : new byte[][] {new byte[4 << 20], "x".getBytes(StandardCharsets.UTF_8), new byte[0],
+        "yz".getBytes(StandardCharsets.UTF_8)}) {
+      request.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(payload.length).array());
+      request.write(payload);
+    }
+    byte[] sent = request.toByteArray();
+    for (int round = 0; round < 5; round++) {
+      try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+        socket.setSoTimeout(30_000);
+        // Send everything, then half-close, before reading a byte: the server's write queue fills and it stops reading.
+        Thread writer = new Thread(() -> {
+          try {
+            socket.getOutputStream().write(sent);
+            socket.shutdownOutput();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+        writer.start();
+        byte[] echoed = socket.getInputStream().readAllBytes();
+        writer.join(30_000);
+        assertEquals(sent.length, echoed.length, "round " + round + ": every response, then the end of stream");
+        assertTrue(java.util.Arrays.equals(sent, echoed), "round " + round + ": byte-exact");
+      }
+    }
+  }
+
   @Test
   void configFileIsRead() throws Exception {
     Path conf = Files.createTempFile("frame-echo", ".json");

@@ -192,6 +192,11 @@ public final class ChannelAdapter implements ConnectionSocket {
 
   @Override
   public void reading(boolean on) {
+    // Nothing is left to read from an input the client has shut down: turning reading on again then fails on
+    // epoll (epoll_ctl: no such file), and Netty closes the channel, with the responses not yet written.
+    if (on && inputShutdown) {
+      return;
+    }
     channel.config().setAutoRead(on);
   }
 

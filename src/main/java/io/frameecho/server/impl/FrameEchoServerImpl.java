@@ -1,5 +1,6 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.protocol.Frames;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoMetrics;
@@ -112,7 +113,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
-        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx), options.getMaxFrameSize(),
+        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
+        Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());

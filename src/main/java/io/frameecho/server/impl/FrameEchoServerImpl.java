@@ -60,6 +60,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private RequestHandler requestHandler = new EchoHandler();
   private FrameEchoMetrics metrics;
   private NetServer netServer;
+  /** The clock and timers of this server's connections and of its activity order. */
+  private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
   private final ActivityOrder order;
   /** Open connections of this server instance; touched on its event loop only. */
@@ -74,7 +76,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
     this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
     this.metrics = operations.metrics();
-    this.order = new ActivityOrder(Ticker.of(vertx), this.options.getIdleGiveWayMs());
+    this.ticker = Ticker.of(vertx);
+    this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
   }
 
   @Override
@@ -191,7 +194,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       limits.gaveWay(ip);
     }
     Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
-      metrics, order, closed -> {
+      metrics, ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
         } else {

@@ -90,17 +90,18 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   /**
    * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
-   * loop of {@code context}, which the caller is running on; it takes its place at the end of {@code order}.
+   * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
+   * the end of {@code order}.
    */
   public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
-                                  BufferBudget budget, FrameEchoMetrics metrics, ActivityOrder order,
+                                  BufferBudget budget, FrameEchoMetrics metrics, Ticker ticker, ActivityOrder order,
                                   Handler<Connection> closedHandler) {
     Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, order, closedHandler);
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", connection.remote);
     }
     ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
-    connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), Ticker.of(context.owner()));
+    connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
     return connection;
   }
 

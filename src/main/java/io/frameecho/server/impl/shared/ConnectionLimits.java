@@ -31,13 +31,8 @@ public final class ConnectionLimits implements Shareable {
   private final BufferBudget budget;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
-  private final AtomicLong rejectedSinceLog = new AtomicLong();
-  /** When these limits began: a summary's window starts at the previous summary, or here. */
-  private final long createdNanos = System.nanoTime();
-  /** The previous summary, set a full interval back so that the first one is written at once. */
-  private final AtomicLong lastLogNanos = new AtomicLong(createdNanos - LOG_INTERVAL_NANOS);
-  private final AtomicLong gaveWaySinceLog = new AtomicLong();
-  private final AtomicLong lastGaveWayLogNanos = new AtomicLong(createdNanos - LOG_INTERVAL_NANOS);
+  private final Summary rejections = new Summary();
+  private final Summary gaveWay = new Summary();
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
@@ -140,13 +135,10 @@ public final class ConnectionLimits implements Shareable {
 
   /** Counts a rejection and logs one line a second at most, with how many were turned away since. */
   public Rejection reject(Rejection why, String ip) {
-    rejectedSinceLog.incrementAndGet();
-    long now = System.nanoTime();
-    long last = lastLogNanos.get();
-    if (now - last >= LOG_INTERVAL_NANOS && lastLogNanos.compareAndSet(last, now)) {
-      long count = rejectedSinceLog.getAndSet(0);
+    Summary.Line line = rejections.count();
+    if (line != null) {
       log.warn("rejected {} connection(s) in the last {} ms, the latest from {}: over {} ({})",
-        count, TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, createdNanos)), ip, why.key(),
+        line.count(), line.windowMs(), ip, why.key(),
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;
@@ -154,14 +146,38 @@ public final class ConnectionLimits implements Shareable {
 
   /** Counts an idle connection closed for a newcomer from {@code ip}, and logs one line a second at most. */
   public void gaveWay(String ip) {
-    gaveWaySinceLog.incrementAndGet();
-    long now = System.nanoTime();
-    long last = lastGaveWayLogNanos.get();
-    if (now - last >= LOG_INTERVAL_NANOS && lastGaveWayLogNanos.compareAndSet(last, now)) {
-      long count = gaveWaySinceLog.getAndSet(0);
+    Summary.Line line = gaveWay.count();
+    if (line != null) {
       log.info("closed {} idle connection(s) for newcomers in the last {} ms, the latest for {}: every slot of "
-        + "maxConnections ({}) was taken", count, TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, createdNanos)), ip,
-        maxConnections);
+        + "maxConnections ({}) was taken", line.count(), line.windowMs(), ip, maxConnections);
+    }
+  }
+
+  /**
+   * Events of one kind, summarised in a log line a second at most: the first at once, then how many came since
+   * the previous line. Called from any event loop.
+   */
+  private static final class Summary {
+
+    /** A line due: {@code count} events over the last {@code windowMs}. */
+    record Line(long count, long windowMs) {
+    }
+
+    /** When counting began: the first line's window starts here. */
+    private final long startNanos = System.nanoTime();
+    private final AtomicLong since = new AtomicLong();
+    /** The previous line, a full interval back at first so that the first one is written at once. */
+    private final AtomicLong lastNanos = new AtomicLong(startNanos - LOG_INTERVAL_NANOS);
+
+    /** Counts one; the line to write now, or null when the previous one was less than a second ago. */
+    Line count() {
+      since.incrementAndGet();
+      long now = System.nanoTime();
+      long last = lastNanos.get();
+      if (now - last < LOG_INTERVAL_NANOS || !lastNanos.compareAndSet(last, now)) {
+        return null;
+      }
+      return new Line(since.getAndSet(0), TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, startNanos)));
     }
   }
 

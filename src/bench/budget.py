@@ -19,6 +19,9 @@ eviction where none may happen, or a server that died or would not stop; the exi
   4  64 MiB: 8 clients send one 32 MiB frame each at full speed and read their echo (4x the budget)
   5  64 MiB: an 8 MiB frame uploaded at 512 KiB/s beside 10 stallers (7 of 8 MiB); it must not be evicted
   6  default budget: 2,000 bare headers declaring 32 MiB each; a fresh 4 KiB frame
+  7  256 MiB: 1,000 quiet holders: each declares 32 MiB, pushes body bytes for 5 s as fast as the server and
+     the kernel take them, then goes quiet with its socket open; a fresh 32 MiB frame (within 5 s)
+  8  256 MiB: the same with 5,000 quiet holders        9, 10  7 and 8 with the default budget
 
 Options: --jar PATH (default target/frame-echo.jar, built with mvn when missing), --only N (a scenario;
 repeat it for several), --json FILE (the rows as JSON), --out DIR (server logs, default target/budget).
@@ -41,6 +44,7 @@ from benchserver import CLOSED, HOST, OPEN, ROOT, connect, header, open_connecti
 
 KiB, MiB = 1 << 10, 1 << 20
 FRESH_LIMIT_S = 1.5  # the issue promises about a second
+QUIET_FRESH_LIMIT_S = 5.0  # a fresh 32 MiB frame beside quiet holders: "within seconds"
 HELD = "frame_echo_buffered_bytes"
 WAITING = "frame_echo_connections_budget_waiting"
 EVICTED = CLOSED % "budget_evicted"
@@ -299,6 +303,73 @@ def s6_many_bare_headers(server, count=2000):
     return idle_partial_frames(server, [32 * MiB] * count)
 
 
+class DirectMemory(threading.Thread):
+    """Samples the server's direct memory (Vert.x's JVM meters) and bytes held every 200 ms, until stopped."""
+
+    def __init__(self, server):
+        super().__init__(daemon=True)
+        self.server, self.peak_direct, self.peak_held, self.running = server, 0, 0, True
+
+    def run(self):
+        while self.running:
+            try:
+                metrics = self.server.metrics()
+            except OSError:
+                metrics = {}
+            direct = sum(v for k, v in metrics.items()
+                         if k.startswith("jvm_buffer_memory_used_bytes") and 'id="direct"' in k)
+            self.peak_direct = max(self.peak_direct, direct)
+            self.peak_held = max(self.peak_held, metrics.get(HELD, 0))
+            time.sleep(0.2)
+
+
+def quiet_holders(server, count, push_s=5.0, size=32 * MiB):
+    """count connections announce size bytes, push body bytes for push_s seconds as fast as the server and the
+    kernel take them, then go quiet with the socket open; then a fresh client's frame of size bytes."""
+    memory = DirectMemory(server)
+    memory.start()
+    socks, sent, chunk = [], [], bytes(256 * KiB)
+    try:
+        for _ in range(count):
+            s = connect(server.port)
+            s.setblocking(False)
+            s.send(header(size))
+            socks.append(s)
+            sent.append(0)
+        start = time.monotonic()
+        while time.monotonic() - start < push_s:
+            moved = 0
+            for i, s in enumerate(socks):
+                if sent[i] < size - 1:
+                    try:
+                        k = s.send(chunk[:size - 1 - sent[i]])
+                        sent[i] += k
+                        moved += k
+                    except (BlockingIOError, InterruptedError):
+                        pass
+            if not moved:
+                time.sleep(0.05)
+        took, problem = fresh_client(server.port, size, wait=60.0)
+        if took is not None and problem and took <= QUIET_FRESH_LIMIT_S:
+            problem = None  # seconds are the promise here, not the 1.5 s of the small frames
+        memory.running = False
+        memory.join(1)
+        return {"fresh": took, "problems": [problem],
+                "note": f"{sum(sent) / MiB:.0f} MiB pushed; peak held {memory.peak_held / MiB:.0f} MiB, "
+                        f"peak direct memory {memory.peak_direct / MiB:.0f} MiB"}
+    finally:
+        memory.running = False
+        close_all([], socks)
+
+
+def s7_quiet_holders(server):
+    return quiet_holders(server, 1000)
+
+
+def s8_many_quiet_holders(server):
+    return quiet_holders(server, 5000)
+
+
 SCENARIOS = {
     1: ("94 bare headers, 2.1 GiB declared", None, s1_bare_headers),
     2: ("14 x 7 MiB of 8 MiB, stalled", 64 * MiB, s2_stalled_partial_frames),
@@ -306,6 +377,10 @@ SCENARIOS = {
     4: ("8 x 32 MiB at full speed", 64 * MiB, s4_full_speed),
     5: ("8 MiB at 512 KiB/s beside 10 stallers", 64 * MiB, s5_steady_uploader),
     6: ("2,000 bare headers of 32 MiB", None, s6_many_bare_headers),
+    7: ("1,000 quiet holders of 32 MiB; a fresh 32 MiB frame", 256 * MiB, s7_quiet_holders),
+    8: ("5,000 quiet holders of 32 MiB; a fresh 32 MiB frame", 256 * MiB, s8_many_quiet_holders),
+    9: ("1,000 quiet holders of 32 MiB; a fresh 32 MiB frame", None, s7_quiet_holders),
+    10: ("5,000 quiet holders of 32 MiB; a fresh 32 MiB frame", None, s8_many_quiet_holders),
 }
 
 

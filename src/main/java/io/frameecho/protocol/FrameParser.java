@@ -7,6 +7,8 @@ import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.streams.ReadStream;
 
+import java.util.function.BooleanSupplier;
+
 /**
  * Reassembles length-prefixed frames from a byte stream: the parsing half of the book's
  * {@code try_one_request}. A frame on the wire, here the payload "abc":
@@ -153,6 +155,16 @@ public final class FrameParser implements Handler<Buffer> {
   /** A parser fed by hand. */
   public static FrameParser standalone(int maxFrameSize, Listener listener) {
     return new FrameParser(null, maxFrameSize, listener);
+  }
+
+  /**
+   * Tells the parser when memory is scarce (its owner's budget is filling): a frame spanning reads is then
+   * gathered in pieces as large as each read, rather than as large as what has arrived of it (up to 1 MiB),
+   * so that a connection paused mid-frame sets aside little beyond what it holds.
+   */
+  public FrameParser memoryScarce(BooleanSupplier scarce) {
+    partial.memoryScarce = scarce;
+    return this;
   }
 
   /** Feeds bytes as they arrived, from a Vert.x buffer (copied: the caller keeps its buffer). */
@@ -310,6 +322,11 @@ public final class FrameParser implements Handler<Buffer> {
   /** True when no frame has been started and not finished: an end here is a clean one. */
   public boolean atFrameBoundary() {
     return received == delivered;
+  }
+
+  /** Memory set aside for the partial frame beyond its {@link #bufferedBytes()}: the unfilled part of its buffer. */
+  public long setAsideBytes() {
+    return partial.setAsideBytes();
   }
 
   /** Bytes received and not yet delivered: a partial frame, or whole frames held while paused. */

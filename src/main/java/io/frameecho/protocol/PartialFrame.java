@@ -4,6 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 
+import java.util.function.BooleanSupplier;
+
 import static io.frameecho.protocol.Frames.HEADER_SIZE;
 
 /**
@@ -37,6 +39,9 @@ final class PartialFrame {
   static final int SMALL_FRAME = 16 << 10;
   /** The smallest piece once a frame is under way, so that a trickle does not make a piece per byte. */
   static final int MIN_PIECE = 4 << 10;
+
+  /** Whether memory is scarce: then pieces are sized to the read that starts them, not to what has arrived. */
+  BooleanSupplier memoryScarce = () -> false;
 
   /** The first bytes of a header a read ended in; null when none. */
   private ByteBuf header;
@@ -137,11 +142,23 @@ final class PartialFrame {
    * still lacks.
    */
   private int nextPieceSize(int readable) {
-    int size = Integer.highestOneBit(Math.max(1, Math.max(readable, gathered)));
+    // While memory is scarce, a piece no larger than the read: what a paused connection sets aside stays small.
+    int size = Integer.highestOneBit(Math.max(1, memoryScarce.getAsBoolean() ? readable : Math.max(readable, gathered)));
     if (gathered > 0) {
       size = Math.max(size, MIN_PIECE);
     }
     return Math.min(missing, Math.min(PIECE_SIZE, size));
+  }
+
+  /**
+   * Memory set aside for the frame beyond the bytes it holds: the unfilled part of its one buffer, or of the
+   * piece being filled. A paused connection keeps it until it reads again, so its owner counts it as held.
+   */
+  long setAsideBytes() {
+    if (piece != null) {
+      return piece.writableBytes();
+    }
+    return frame != null && !(frame instanceof CompositeByteBuf) ? frame.writableBytes() : 0;
   }
 
   /** The whole frame, which the caller now owns; this is empty again. */

@@ -423,6 +423,30 @@ class FrameParserTest {
       return ByteBufUtil.getBytes(stream);
     }
 
+    /**
+     * A paused connection keeps what its frame set aside: while memory is scarce, pieces are as large as the
+     * read, not as what has arrived (which would set up to 1 MiB aside per connection).
+     */
+    @Test
+    void whileMemoryIsScarcePiecesFollowTheReadNotTheFrame() {
+      byte[] big = stream(new Random(7), 1 << 21);
+      FrameParser plenty = parser(1 << 22);
+      feed(plenty, big, 0, 131_076);
+      feed(plenty, big, 131_076, 141_076);
+      assertTrue(plenty.setAsideBytes() > 64 * 1024, "a piece sized to what arrived: " + plenty.setAsideBytes());
+
+      FrameParser scarce = parser(1 << 22).memoryScarce(() -> true);
+      feed(scarce, big, 0, 131_076);
+      feed(scarce, big, 131_076, 141_076);
+      assertTrue(scarce.setAsideBytes() < 4096, "pieces sized to the read: " + scarce.setAsideBytes());
+      assertEquals(141_076, scarce.bufferedBytes());
+
+      feed(scarce, big, 141_076, big.length);
+      assertReceivedAre(big, "the frame is whole all the same");
+      assertEquals(0, scarce.setAsideBytes());
+      plenty.releaseBuffers();
+    }
+
     /** The frames received equal {@code stream}'s, header and payload, in order. */
     private void assertReceivedAre(byte[] stream, String why) {
       int at = 0;

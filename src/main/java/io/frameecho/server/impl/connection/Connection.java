@@ -110,6 +110,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, this);
+    parser.memoryScarce(account::memoryScarce);
     writer = new ResponseWriter(socket, account);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
@@ -157,7 +158,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed)) {
+    if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
       pauseReading(Reason.OVER_BUFFER_BUDGET);
     }
   }
@@ -234,12 +235,16 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   private void pauseReading(Reason reason) {
     boolean wasOpen = gate.isOpen();
+    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
     if (!gate.pause(reason)) {
       return;
     }
     if (wasOpen) {
       parser.pause();
       metrics.readingPaused();
+    }
+    // Time paused for the budget counts against the frame: waiting for memory may not shelter a frame for ever.
+    if (!serverPaused && reason != Reason.OVER_BUFFER_BUDGET) {
       timers.readingPaused();
     }
     account.readingPaused(reason == Reason.OVER_BUFFER_BUDGET);
@@ -249,14 +254,18 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   }
 
   private void resumeReading(Reason reason) {
-    if (!gate.resume(reason)) {
+    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+    boolean opened = gate.resume(reason);
+    if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
+      timers.readingResumed();
+    }
+    if (!opened) {
       return;
     }
     metrics.readingResumed();
     if (gate.isShut()) {
       return;
     }
-    timers.readingResumed();
     account.readingResumed();
     // Frames received while paused are handed over now, then the socket is read again.
     parser.resume();
@@ -324,7 +333,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (closeReason != null || parser.atFrameBoundary()) {
       return;
     }
-    log.info("{} closing: a frame started {} ms ago is still incomplete after {} bytes (frameTimeoutMs)",
+    log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading, but counting time it waited "
+        + "for the buffer budget) is still incomplete after {} bytes (frameTimeoutMs)",
       remote, elapsedMs, parser.bufferedBytes());
     closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
   }

@@ -37,6 +37,7 @@ public final class BudgetAccount {
   private static final VarHandle PROGRESS;
   private static final VarHandle BUFFERED;
   private static final VarHandle FRAME;
+  private static final VarHandle FRAME_NUMBER;
 
   static {
     try {
@@ -44,6 +45,7 @@ public final class BudgetAccount {
       PROGRESS = lookup.findVarHandle(BudgetAccount.class, "progress", long.class);
       BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
       FRAME = lookup.findVarHandle(BudgetAccount.class, "frameSize", long.class);
+      FRAME_NUMBER = lookup.findVarHandle(BudgetAccount.class, "frameNumber", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -59,6 +61,10 @@ public final class BudgetAccount {
   private long progress;
   /** The whole size (header included) of the frame whose header was decided, as last settled; else 0. */
   private long frameSize;
+  /** Memory allocated for that frame and not filled yet, counted as held. */
+  private long setAside;
+  /** When that frame began to span reads, in the budget's order of frames (higher is newer). */
+  private long frameNumber;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
   /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
@@ -93,11 +99,16 @@ public final class BudgetAccount {
   /**
    * The one after-read step: what the parser now buffers and the size of the frame under way (0 when no header
    * is decided), and whether a frame completed since the last settle (its reserve, if it held it, goes back).
-   * Returns true when reading must stop until the budget has room; the account is waiting by then.
+   * {@code setAsideNow} is memory allocated for the frame and not filled yet: held all the same, as long as the
+   * connection does not read. Returns true when reading must stop until the budget has room; the account is
+   * waiting by then.
    */
-  public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
+  public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
     if (closing) {
       return false;
+    }
+    if (setAsideNow != setAside) {
+      holdSetAside(setAsideNow);
     }
     if (frameCompleted) {
       if (reserveWasted) {
@@ -109,7 +120,7 @@ public final class BudgetAccount {
         budget.returnReserve(this);
       }
     }
-    publish(bufferedNow, frameSizeNow);
+    publish(bufferedNow, frameSizeNow, frameCompleted);
     if (waitingForBudget || !(holdingReserve ? budget.overForCompletion() : budget.over())) {
       return false;
     }
@@ -119,11 +130,26 @@ public final class BudgetAccount {
     return true;
   }
 
-  private void publish(long bufferedNow, long frameSizeNow) {
+  private void holdSetAside(long setAsideNow) {
+    long delta = setAsideNow - setAside;
+    setAside = setAsideNow;
+    // Counted with the incomplete frames, not with responses: nothing releases it but the frame's own reads.
+    budget.bufferedChanged(delta);
+    if (delta > 0) {
+      budget.reserve(delta);
+    } else {
+      budget.release(-delta);
+    }
+  }
+
+  private void publish(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
     long delta = bufferedNow - buffered;
     if (delta != 0) {
       budget.bufferedChanged(delta);
       BUFFERED.setOpaque(this, bufferedNow);
+    }
+    if (frameSizeNow != 0 && (frameSize == 0 || frameCompleted)) {
+      FRAME_NUMBER.setOpaque(this, budget.nextFrameNumber());
     }
     if (frameSizeNow != frameSize) {
       FRAME.setOpaque(this, frameSizeNow);
@@ -248,10 +274,20 @@ public final class BudgetAccount {
     return reserveWasted;
   }
 
+  /** When the frame under way began to span reads, in the budget's order of frames: higher is newer. */
+  long frameNumber() {
+    return (long) FRAME_NUMBER.getOpaque(this);
+  }
+
   /** Bytes still to read before the frame under way is complete; large when its header is not decided yet. */
   long remainingBytes() {
     long frame = (long) FRAME.getOpaque(this);
     return frame > 0 ? Math.max(0, frame - bufferedBytes()) : Integer.MAX_VALUE;
+  }
+
+  /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */
+  public boolean memoryScarce() {
+    return budget.used() > budget.limit() / 2;
   }
 
   // ---- responses ----
@@ -276,7 +312,8 @@ public final class BudgetAccount {
       return;
     }
     closing = true;
-    publish(0, 0);
+    publish(0, 0, false);
+    holdSetAside(0);
     budget.release(bufferedNow);
     if (waitingForBudget) {
       waitingForBudget = false;

@@ -24,11 +24,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * waits. Three things keep the waiting short and free of deadlock:
  * <ul>
  *   <li><b>Release</b>: when bytes are released (a response written, a connection closed) and the budget
- *   has room again, the waiting connections read again.</li>
+ *   has room again, waiting connections read again: one per {@value #WAKE_QUANTUM} bytes of room (and at
+ *   least one), so that a crowd of waiters does not carry the budget a read each past its limit; the check
+ *   wakes the next ones while room is left.</li>
  *   <li><b>The completion reserve</b>: one waiting connection at a time may read past the limit until its
  *   frame is complete, by up to one frame ({@code maxFrameSize} and its header). Frames the budget holds
- *   can therefore always complete, even when incomplete frames alone fill it. Next in line is the frame
- *   nearest completion. A holder that reads less than
+ *   can therefore always complete, even when incomplete frames alone fill it. Next in line is the newest
+ *   frame: what older frames read when they are let read again may be only what their kernel buffered
+ *   before their senders went quiet, so the newest is the likeliest to complete. A holder that reads less than
  *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
  *   its frame goes behind every other for it.</li>
  *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
@@ -43,6 +46,9 @@ public final class BufferBudget {
 
   /** Bytes a reserve holder must read in two checks (320 KiB/s at the default grace) to keep the reserve. */
   static final long RESERVE_MIN_PROGRESS = 64 * 1024;
+
+  /** The room one woken waiter is counted to take: about one socket read (Netty reads at most 64 KiB at a time by default). */
+  static final long WAKE_QUANTUM = 64 * 1024;
 
   private final long limit;
   /** The completion reserve: one whole frame, header included. */
@@ -64,6 +70,8 @@ public final class BufferBudget {
   /** The account holding the completion reserve, or null. */
   private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
   private final AtomicBoolean watching = new AtomicBoolean();
+  /** Frames that began to span reads so far: their order, newest last. */
+  private final AtomicLong frameNumbers = new AtomicLong();
   /** Grants of the reserve so far: a new grant to the same account is a new tenure, weighed afresh. */
   private final AtomicLong grants = new AtomicLong();
   /** The reserve's tenure as the check last saw it, and the holder's progress then (under the check's lock). */
@@ -175,7 +183,13 @@ public final class BufferBudget {
 
   private void released(long now) {
     if (now <= limit) {
+      // As many as the room can feed a read each: woken all at once, a thousand waiters would each carry
+      // the budget a read past its limit. The others are woken by later releases, or by the check.
+      long wakes = (limit - now) / WAKE_QUANTUM + 1;
       for (BudgetAccount account : waiting) {
+        if (wakes-- == 0) {
+          break;
+        }
         account.wakeSoon();
       }
     } else {
@@ -190,8 +204,9 @@ public final class BufferBudget {
 
   /**
    * Gives the completion reserve, if free, to the next waiting connection in line: frames that have not
-   * wasted it first, then the nearest completion. While responses are held (they will be released), only
-   * if the frame fits within the limit plus one frame.
+   * wasted it first, then the newest frame (the one whose sender proved it was sending most recently: old
+   * frames waiting beside it are the likeliest to have gone quiet). While responses are held (they will be
+   * released), only if the frame fits within the limit plus one frame.
    */
   private void offerReserve() {
     if (completing.get() != null) {
@@ -199,15 +214,15 @@ public final class BufferBudget {
     }
     BudgetAccount next = null;
     boolean nextWasted = true;
-    long nextRemaining = Long.MAX_VALUE;
+    long nextNumber = Long.MIN_VALUE;
     for (BudgetAccount account : waiting) {
       if (account.bufferedBytes() > 0) {
         boolean wasted = account.reserveWasted();
-        long remaining = account.remainingBytes();
-        if (next == null || (nextWasted && !wasted) || (wasted == nextWasted && remaining < nextRemaining)) {
+        long number = account.frameNumber();
+        if (next == null || (nextWasted && !wasted) || (wasted == nextWasted && number > nextNumber)) {
           next = account;
           nextWasted = wasted;
-          nextRemaining = remaining;
+          nextNumber = number;
         }
       }
     }
@@ -215,13 +230,18 @@ public final class BufferBudget {
       return;
     }
     long now = used.get();
-    if (now + nextRemaining > limit + reserve && now - buffered.get() > 0) {
+    if (now + next.remainingBytes() > limit + reserve && now - buffered.get() > 0) {
       return;
     }
     if (completing.compareAndSet(null, next)) {
       grants.incrementAndGet();
       next.reserveGranted();
     }
+  }
+
+  /** The next number in the order in which frames began to span reads. */
+  long nextFrameNumber() {
+    return frameNumbers.incrementAndGet();
   }
 
   /** {@code account}'s frame completed, or it no longer wants the reserve: the next may have it. */
@@ -276,7 +296,8 @@ public final class BufferBudget {
       return;
     }
     ticker.schedule(checkMs, this::check);
-    offerReserve();
+    // Waiters woken earlier may have read nothing (their senders went quiet): the room goes to the next ones.
+    released(used.get());
     long now = ticker.nanoTime();
     long tenure = grants.get();
     BudgetAccount holder = completing.get();

@@ -493,6 +493,18 @@ class ConnectionTest {
     assertLingeringClose(FRAME_TIMEOUT);
   }
 
+  /** Issue 21: a quiet holder paused on a spent budget may not keep its partial frame, and its memory, for ever. */
+  @Test
+  void timeWaitingForTheBudgetCountsAgainstTheFrame() {
+    options.setFrameTimeoutMs(500).setMaxBufferedBytes(32);
+    loop = task -> { };
+    echo();
+    read(Arrays.copyOfRange(frame("y".repeat(60)), 0, 34));
+    assertFalse(socket.readingOn(), "34 bytes held, over a budget of 32");
+    assertOpenUntil(500);
+    assertEquals(FRAME_TIMEOUT, closed());
+  }
+
   @Test
   void aFrameDoesNotTimeOutWhileTheServerHoldsReading() {
     options.setFrameTimeoutMs(500);

@@ -101,7 +101,9 @@ final class ClientCommand implements Callable<Integer> {
       return 1;
     } catch (Exception e) {
       Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-      err.println("frame-echo client: " + cause.getMessage());
+      err.println("frame-echo client: " + (cause instanceof java.net.ConnectException
+        ? "refused: nothing accepts connections on " + host + ":" + port + " (" + cause.getMessage() + ")"
+        : cause.getMessage()));
       return 1;
     } finally {
       if (client != null) {

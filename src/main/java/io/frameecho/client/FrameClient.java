@@ -5,6 +5,7 @@ import io.frameecho.protocol.Frames;
 import io.vertx.core.Context;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -19,7 +20,10 @@ import java.util.ArrayDeque;
  * <p>
  * {@link #request(Buffer)} writes a frame at once and returns a future of its response; responses are
  * matched to requests in order, so any number may be in flight. When the connection drops or the server
- * sends what cannot be a response, every pending future fails with a {@link FrameClientException}.
+ * sends what cannot be a response, every pending future fails with a {@link FrameClientException}; when the
+ * server closes before answering anything (as frame-echo refuses a client over its connection limits), the
+ * failure says "refused". With {@link #requestTimeout(long)}, a request not answered in time fails alone:
+ * its late response is read and dropped, and the connection goes on.
  * Safe to call from any thread: requests are sent in the order the calls were made from one thread.
  */
 public final class FrameClient {
@@ -33,6 +37,9 @@ public final class FrameClient {
   private final ArrayDeque<Promise<Buffer>> pending = new ArrayDeque<>();
   private Throwable failure;
   private long sent;
+  private long answered;
+  private volatile long requestTimeoutMs;
+  private volatile Handler<Void> closeHandler;
 
   private FrameClient(NetClient netClient, NetSocket socket, Context context, int maxFrameSize) {
     this.netClient = netClient;
@@ -84,8 +91,34 @@ public final class FrameClient {
     });
     socket.closeHandler(v -> {
       parser.releaseBuffers();
-      fail(new FrameClientException("connection closed by the server"));
+      fail(new FrameClientException(answered == 0
+        ? "refused by the server: it closed the connection before answering anything (at maxConnections or "
+          + "maxConnectionsPerIp, shutting down, or it could not serve the first request)"
+        : "connection closed by the server"));
+      Handler<Void> handler = closeHandler;
+      if (handler != null) {
+        handler.handle(null);
+      }
     });
+  }
+
+  /**
+   * Fails each request not answered within {@code ms} milliseconds (0, the default: no limit) with a
+   * {@link FrameClientException}. Its response, when it comes, is read and dropped: later requests still get
+   * their own. Applies to requests sent from now on.
+   */
+  public FrameClient requestTimeout(long ms) {
+    if (ms < 0) {
+      throw new IllegalArgumentException("requestTimeout must be 0 (none) or positive: " + ms);
+    }
+    this.requestTimeoutMs = ms;
+    return this;
+  }
+
+  /** Called once when the connection is closed, by either side; pending requests have failed by then. */
+  public FrameClient closeHandler(Handler<Void> handler) {
+    this.closeHandler = handler;
+    return this;
   }
 
   /**
@@ -114,6 +147,13 @@ public final class FrameClient {
     }
     pending.add(promise);
     sent++;
+    long timeoutMs = requestTimeoutMs;
+    if (timeoutMs > 0) {
+      Vertx vertx = context.owner();
+      long timer = vertx.setTimer(timeoutMs, id -> promise.tryFail(
+        new FrameClientException("no response within " + timeoutMs + " ms (requestTimeout)")));
+      promise.future().onComplete(ar -> vertx.cancelTimer(timer));
+    }
     socket.write(Frames.header(payload.length()));
     socket.write(payload);
   }
@@ -125,7 +165,9 @@ public final class FrameClient {
       socket.close();
       return;
     }
-    promise.complete(payload);
+    answered++;
+    // A request that timed out has failed already: its late response is dropped.
+    promise.tryComplete(payload);
   }
 
   private void fail(FrameClientException error) {
@@ -135,7 +177,7 @@ public final class FrameClient {
     }
     Promise<Buffer> promise;
     while ((promise = pending.poll()) != null) {
-      promise.fail(failure);
+      promise.tryFail(failure);
     }
   }
 

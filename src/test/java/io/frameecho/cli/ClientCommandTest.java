@@ -82,7 +82,7 @@ class ClientCommandTest {
   void failsWithAClearMessageWhenNobodyListens(Vertx vertx) throws Exception {
     int port = RefusedPort.of(vertx).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertEquals(1, run("--port", String.valueOf(port), "x"));
-    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: Connection refused"), err.toString(StandardCharsets.UTF_8));
+    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: refused: nothing accepts connections on 127.0.0.1:"), err.toString(StandardCharsets.UTF_8));
   }
 
   @Test

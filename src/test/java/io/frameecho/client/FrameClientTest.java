@@ -7,6 +7,8 @@ import io.frameecho.server.FrameEchoServer;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.RefusedPort;
+import io.vertx.junit5.Checkpoint;
+import io.vertx.core.Promise;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -22,6 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
@@ -110,7 +114,7 @@ class FrameClientTest {
         Future<Buffer> second = client.request(Buffer.buffer("two"));
         Future.join(first, second).onComplete(ar -> ctx.verify(() -> {
           assertInstanceOf(FrameClientException.class, first.cause());
-          assertEquals("connection closed by the server", second.cause().getMessage());
+          assertTrue(second.cause().getMessage().startsWith("refused by the server"), second.cause().getMessage());
           Future<Buffer> late = client.request(Buffer.buffer("three"));
           late.onComplete(ctx.failing(err -> ctx.verify(() -> {
             assertInstanceOf(FrameClientException.class, err);
@@ -151,5 +155,55 @@ class FrameClientTest {
   void connectionRefusedFailsTheConnect(Vertx vertx, VertxTestContext ctx) {
     RefusedPort.of(vertx).onComplete(ctx.succeeding(port ->
       FrameClient.connect(vertx, "127.0.0.1", port).onComplete(ctx.failingThenComplete())));
+  }
+
+  /** A request not answered in time fails alone; its late response is dropped and the next request gets its own. */
+  @Test
+  void aRequestTimeoutFailsThatRequestAndTheConnectionGoesOn(Vertx vertx, VertxTestContext ctx) {
+    Promise<Buffer> slowAnswer = Promise.promise();
+    FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0))
+      .requestHandler(request -> request.toString().equals("slow") ? slowAnswer.future() : Future.succeededFuture(request))
+      .listen()
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .onComplete(ctx.succeeding(client -> {
+        client.requestTimeout(100);
+        Future<Buffer> slow = client.request(Buffer.buffer("slow"));
+        Future<Buffer> fast = client.request(Buffer.buffer("fast"));
+        slow.onComplete(ctx.failing(err -> ctx.verify(() -> {
+          assertInstanceOf(FrameClientException.class, err);
+          assertTrue(err.getMessage().contains("requestTimeout"), err.getMessage());
+          assertFalse(fast.isComplete(), "answers come in order: the fast one waits behind the slow one");
+          slowAnswer.complete(Buffer.buffer("late"));
+          fast.compose(answer -> {
+            ctx.verify(() -> assertEquals("fast", answer.toString(), "the late answer was dropped, not given to the next"));
+            return client.request(Buffer.buffer("again"));
+          }).eventually(client::close).onComplete(ctx.succeeding(again -> ctx.verify(() -> {
+            assertEquals("again", again.toString());
+            ctx.completeNow();
+          })));
+        })));
+      }));
+  }
+
+  /** frame-echo turns a client over maxConnections away before answering anything: the client says "refused". */
+  @Test
+  void aClientTheServerTurnsAwaySaysRefusedAndIsToldOfTheClose(Vertx vertx, VertxTestContext ctx) {
+    Checkpoint closed = ctx.checkpoint();
+    Checkpoint refused = ctx.checkpoint();
+    FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxConnections(1).setIdleGiveWayMs(0))
+      .listen()
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort())
+        .compose(first -> first.request(Buffer.buffer("in")).map(first))
+        .compose(first -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort())
+          .compose(second -> {
+            second.closeHandler(v -> closed.flag());
+            return second.request(Buffer.buffer("over the limit"));
+          })
+          .eventually(first::close)))
+      .onComplete(ctx.failing(err -> ctx.verify(() -> {
+        assertInstanceOf(FrameClientException.class, err);
+        assertTrue(err.getMessage().startsWith("refused by the server"), err.getMessage());
+        refused.flag();
+      })));
   }
 }

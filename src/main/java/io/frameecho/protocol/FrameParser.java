@@ -324,7 +324,7 @@ public final class FrameParser implements Handler<Buffer> {
     return received == delivered;
   }
 
-  /** Memory set aside for the partial frame beyond its {@link #bufferedBytes()}: the unfilled part of its buffer. */
+  /** Memory set aside for a large partial frame beyond its {@link #bufferedBytes()}: the unfilled part of its last piece. */
   public long setAsideBytes() {
     return partial.setAsideBytes();
   }

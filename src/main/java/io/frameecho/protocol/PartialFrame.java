@@ -151,14 +151,13 @@ final class PartialFrame {
   }
 
   /**
-   * Memory set aside for the frame beyond the bytes it holds: the unfilled part of its one buffer, or of the
-   * piece being filled. A paused connection keeps it until it reads again, so its owner counts it as held.
+   * Memory set aside for a large frame beyond the bytes it holds: the unfilled part of the piece being filled
+   * (up to {@link #PIECE_SIZE}). A paused connection keeps it until it reads again, so its owner counts it as
+   * held. A small frame's one buffer ({@link #SMALL_FRAME} at most) is not counted: that much per connection
+   * is the parser's fixed allowance.
    */
   long setAsideBytes() {
-    if (piece != null) {
-      return piece.writableBytes();
-    }
-    return frame != null && !(frame instanceof CompositeByteBuf) ? frame.writableBytes() : 0;
+    return piece == null ? 0 : piece.writableBytes();
   }
 
   /** The whole frame, which the caller now owns; this is empty again. */

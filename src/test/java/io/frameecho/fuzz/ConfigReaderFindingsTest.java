@@ -59,9 +59,10 @@ class ConfigReaderFindingsTest {
     // Found by the fuzzer (its empty input): -conf "{" gave the parser's message on two lines.
     assertEquals("-conf: not a JSON object: Unexpected end-of-input: expected close marker for Object "
       + "(started at line 1, column 1) at line 1, column 2", environmentError("{", Map.of()));
-    assertEquals("FRAME_ECHO_NET_SERVER_OPTIONS: not a JSON object: Unrecognized token 'x': was expecting "
-      + "(JSON String, Number, Array, Object or token 'null', 'true' or 'false') at line 1, column 5",
-      environmentError(null, Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "{} x")));
+    // Jackson's own words (and the column it names) differ between the Jackson versions of Vert.x's lines.
+    String trailing = environmentError(null, Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "{} x"));
+    assertTrue(trailing.startsWith("FRAME_ECHO_NET_SERVER_OPTIONS: not a JSON object: Unrecognized token 'x'"), trailing);
+    assertTrue(trailing.matches("[^\\n]*at line 1, column \\d+"), trailing);
     assertEquals("FRAME_ECHO_NET_SERVER_OPTIONS: not a JSON object: Invalid JSON object: null",
       environmentError(null, Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "null")));
     String lineBreakInName = environmentError("{\"a\n\":1}", Map.of());

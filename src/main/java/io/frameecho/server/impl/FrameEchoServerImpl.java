@@ -194,7 +194,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       limits.gaveWay(ip);
     }
     Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
-      metrics, ticker, order, closed -> {
+      metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
         } else {

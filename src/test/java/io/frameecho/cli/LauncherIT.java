@@ -209,7 +209,7 @@ class LauncherIT {
       java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
       java.net.http.HttpResponse.BodyHandlers.ofString());
     assertEquals(200, response.statusCode());
-    assertTrue(response.body().contains("frame_echo_requests_total 1.0"), response.body());
+    assertTrue(response.body().contains("frame_echo_requests_total{server=\"0\"} 1.0"), response.body());
     assertTrue(response.body().contains("vertx_net_server_bytes_read_total"), "Vert.x's own TCP meters");
     assertTrue(response.body().contains("jvm_memory_used_bytes"), "JVM meters");
   }

@@ -58,6 +58,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private boolean detached;
   private final Operations operations;
   private RequestHandler requestHandler = new EchoHandler();
+  /** Where connections report: the application's ({@link #metrics}), or the built-in meters decided at listen. */
   private FrameEchoMetrics metrics;
   private NetServer netServer;
   /** The clock and timers of this server's connections and of its activity order. */
@@ -74,8 +75,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
-    this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
-    this.metrics = operations.metrics();
+    this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
   }
@@ -103,9 +103,16 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
+    if (metrics == null) {
+      try {
+        metrics = operations.meters(options.getMetrics(), meterTag());
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        return Future.failedFuture(e);
+      }
+    }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
-    operations.add(limits);
+    operations.add(metrics, limits);
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
@@ -129,9 +136,15 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private void detach() {
     if (limits != null && !detached) {
       detached = true;
-      operations.remove(limits);
+      operations.remove(metrics, limits);
       limits.detach(vertx);
     }
+  }
+
+  /** The {@code server} tag of this server's meters: {@code metrics.server}, or the frame port as configured. */
+  private String meterTag() {
+    String server = options.getMetrics().getServer();
+    return server.isEmpty() ? String.valueOf(options.getPort()) : server;
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */

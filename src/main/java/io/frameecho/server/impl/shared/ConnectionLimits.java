@@ -190,6 +190,11 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
+  /** The configured {@code maxConnections}; 0 for no limit. */
+  public int maxConnections() {
+    return maxConnections;
+  }
+
   public int openConnections() {
     return open.get();
   }

@@ -282,8 +282,18 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
   }
 
-  /** Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance. */
+  /**
+   * Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance: on the
+   * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
+   */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+    io.vertx.core.Context endpoint = Operations.endpointContext(vertx);
+    if (endpoint == null) {
+      return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+    }
+    Promise<Integer> opened = Promise.promise();
+    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, operations)
+      .map(http -> http.actualPort()).onComplete(opened));
+    return opened.future();
   }
 }

@@ -3,6 +3,7 @@ package io.frameecho.server.impl.ops;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 
@@ -19,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class Operations implements Shareable {
 
   private static final String SHARED_KEY = "frame-echo.operations";
+  private static final String ENDPOINT_CONTEXT_KEY = "frame-echo.operations.endpoint-context";
 
   private final String transport;
   /** Made by the first server with metrics on: Micrometer is loaded from then on. */
@@ -33,6 +35,24 @@ public final class Operations implements Shareable {
   /** The Vert.x instance's operations state, created by its first server; {@code transport} names its event loops. */
   public static Operations shared(Vertx vertx, String transport) {
     return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(transport));
+  }
+
+  /**
+   * Has the metrics and health endpoint of {@code vertx}'s servers opened on {@code context} (an event loop of its
+   * own, so that a probe is not queued behind frame traffic) instead of the opening server's event loop. The
+   * runnable jar does; an embedding application may, before deploying.
+   */
+  public static void openEndpointOn(Vertx vertx, Context context) {
+    vertx.sharedData().getLocalMap(SHARED_KEY).put(ENDPOINT_CONTEXT_KEY, new EndpointContext(context));
+  }
+
+  /** The context given to {@link #openEndpointOn}, or null: the endpoint opens on the caller's. */
+  public static Context endpointContext(Vertx vertx) {
+    Object held = vertx.sharedData().getLocalMap(SHARED_KEY).get(ENDPOINT_CONTEXT_KEY);
+    return held instanceof EndpointContext e ? e.context() : null;
+  }
+
+  private record EndpointContext(Context context) implements Shareable {
   }
 
   /**

@@ -68,6 +68,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** Open connections of this server instance; touched on its event loop only. */
   private final Set<Connection> connections = new HashSet<>();
   private Future<Void> shutdown;
+  /** The event loop this server accepts on; set when it listens. */
+  private io.vertx.core.Context context;
+  /** This server's answer to readiness, registered while it listens. */
+  private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   private final Promise<Void> allClosed = Promise.promise();
   private int drained;
   private int cut;
@@ -113,9 +117,14 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
+    context = vertx.getOrCreateContext();
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
+      operations.roomCheck(room);
+      if (requestHandler instanceof EventBusHandler eventBus) {
+        eventBus.checkConsumer();
+      }
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
@@ -136,9 +145,31 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private void detach() {
     if (limits != null && !detached) {
       detached = true;
+      operations.noRoomCheck(room);
+      if (requestHandler instanceof EventBusHandler eventBus) {
+        eventBus.stopChecking();
+      }
       operations.remove(metrics, limits);
       limits.detach(vertx);
     }
+  }
+
+  /**
+   * Whether a newcomer would be served now, for readiness (asked from any thread): its event-bus address, if it
+   * answers through one, has a consumer; and a slot is free, or (asked on this server's event loop, only when every
+   * slot is taken) an idle connection could give way.
+   */
+  private Future<Boolean> roomForNewcomer() {
+    if (requestHandler instanceof EventBusHandler eventBus && !eventBus.hasConsumer()) {
+      return Future.succeededFuture(false);
+    }
+    int max = limits.maxConnections();
+    if (max == 0 || limits.openConnections() < max) {
+      return Future.succeededFuture(true);
+    }
+    Promise<Boolean> answer = Promise.promise();
+    context.runOnContext(v -> answer.complete(shutdown == null && order.idlest() != null));
+    return answer.future();
   }
 
   /** The {@code server} tag of this server's meters: {@code metrics.server}, or the frame port as configured. */

@@ -4,10 +4,15 @@ import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * What operators see of one Vert.x instance's frame-echo servers: whether the process is ready for traffic (at
@@ -27,6 +32,8 @@ public final class Operations implements Shareable {
   private volatile MeterRegistries registries;
   private final AtomicInteger listening = new AtomicInteger();
   private final AtomicInteger draining = new AtomicInteger();
+  /** Each listening server's answer to "would a newcomer be served now?". */
+  private final Set<Supplier<Future<Boolean>>> rooms = ConcurrentHashMap.newKeySet();
 
   private Operations(String transport) {
     this.transport = transport;
@@ -111,7 +118,28 @@ public final class Operations implements Shareable {
     draining.incrementAndGet();
   }
 
-  public boolean ready() {
-    return listening.get() > 0 && draining.get() == 0;
+  /** A listening server answers readiness with {@code room}; balanced by {@link #noRoomCheck}. */
+  public void roomCheck(Supplier<Future<Boolean>> room) {
+    rooms.add(room);
+  }
+
+  public void noRoomCheck(Supplier<Future<Boolean>> room) {
+    rooms.remove(room);
+  }
+
+  /**
+   * Whether a new client would be served: a server is listening and none is draining, and one of them has room
+   * for a newcomer (a free slot or an idle connection to give way, and a consumer for its event-bus address).
+   */
+  public Future<Boolean> ready() {
+    if (listening.get() <= 0 || draining.get() != 0) {
+      return Future.succeededFuture(false);
+    }
+    List<Future<Boolean>> answers = rooms.stream().map(Supplier::get).toList();
+    if (answers.isEmpty()) {
+      return Future.succeededFuture(true);
+    }
+    return Future.join(answers).transform(ar -> Future.succeededFuture(
+      answers.stream().anyMatch(a -> a.succeeded() && a.result())));
   }
 }

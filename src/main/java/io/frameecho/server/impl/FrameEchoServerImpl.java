@@ -137,6 +137,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
+      String descriptors = DescriptorLimit.shortfall(options.getMaxConnections(), DescriptorLimit.processLimit());
+      if (descriptors != null) {
+        log.warn("{}", descriptors);
+      }
       return this;
     });
   }

@@ -13,6 +13,7 @@ directory, their own directory is on sys.path). Python standard library only.
 """
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -69,9 +70,10 @@ class Server:
             return log.read()
 
     def metrics(self):
-        """The Prometheus endpoint as {'name{labels}': value}."""
+        """The Prometheus endpoint as {'name{labels}': value}, without the server tag (one server here)."""
         with urllib.request.urlopen(f"http://{HOST}:{self.metrics_port}/metrics", timeout=3) as response:
             text = response.read().decode()
+        text = re.sub(r',?server="[^"]*"', "", text).replace("{,", "{").replace("{}", "")
         return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
                 for line in text.splitlines() if line and not line.startswith("#")}
 

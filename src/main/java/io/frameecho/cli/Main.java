@@ -163,7 +163,8 @@ public final class Main {
       MetricsOptions metrics = options.getMetrics();
       out.println("frame-echo: configuration is valid: frame port " + where(options.getHost(), options.getPort())
         + (options.getTls() != null ? " with TLS" : "") + ", metrics "
-        + (metrics.isEnabled() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics" : "off")
+        + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
+          : "on, without an endpoint")
         + " (nothing was bound)");
       return OK;
     } catch (IllegalArgumentException e) {

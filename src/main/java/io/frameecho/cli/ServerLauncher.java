@@ -1,6 +1,7 @@
 package io.frameecho.cli;
 
 import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.impl.ops.Operations;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxBuilder;
 import io.vertx.core.VertxOptions;
@@ -37,6 +38,8 @@ final class ServerLauncher extends VertxApplication {
     private final JsonObject config;
     private final boolean debug;
     private final PrintStream err;
+    /** The metrics and health endpoint's own Vert.x (one event loop), while the server runs with metrics on. */
+    private Vertx endpointVertx;
 
     Hooks(JsonObject config, boolean debug, PrintStream err) {
       this.config = config;
@@ -77,6 +80,37 @@ final class ServerLauncher extends VertxApplication {
       }
     }
 
+    /**
+     * With the metrics endpoint on, it gets an event loop of its own: on the frame server's, a probe waits behind
+     * every read queued there, and under a burst of small frames /health/live took over a second.
+     */
+    @Override
+    public void afterVertxStarted(HookContext context) {
+      Object metrics = config.getValue("metrics");
+      if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled")) && !Boolean.FALSE.equals(m.getValue("endpoint"))) {
+        endpointVertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
+          .setInternalBlockingPoolSize(1)).build();
+        // From this (non-Vert.x) thread: a plain event-loop context of the endpoint's Vert.x.
+        Operations.openEndpointOn(context.vertx(), endpointVertx.getOrCreateContext());
+      }
+    }
+
+    @Override
+    public void afterVertxStopped(HookContext context) {
+      closeEndpointVertx();
+    }
+
+    private void closeEndpointVertx() {
+      if (endpointVertx != null) {
+        try {
+          endpointVertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        } catch (Exception ignored) {
+          // exiting anyway
+        }
+        endpointVertx = null;
+      }
+    }
+
     @Override
     public JsonObject afterConfigParsed(JsonObject parsed) {
       return config.copy();
@@ -104,6 +138,7 @@ final class ServerLauncher extends VertxApplication {
         return;
       }
       err.println("frame-echo: " + line);
+      closeEndpointVertx();
       Vertx vertx = context.vertx();
       if (vertx != null) {
         try {

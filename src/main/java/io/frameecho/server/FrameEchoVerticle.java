@@ -63,8 +63,10 @@ public class FrameEchoVerticle extends VerticleBase {
       server.metrics(metrics);
     }
     Future<FrameEchoServer> listening = server.listen()
-      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException ? e : cannotListen("", options.getHost(), options.getPort(), e)));
-    if (!options.getMetrics().isEnabled()) {
+      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException || e instanceof IllegalStateException ? e
+        : cannotListen("", options.getHost(), options.getPort(), e)));
+    // The meters are the server's; the HTTP port only when asked for (an application may export them itself).
+    if (!options.getMetrics().isEnabled() || !options.getMetrics().isEndpoint()) {
       return listening;
     }
     MetricsOptions metrics = options.getMetrics();

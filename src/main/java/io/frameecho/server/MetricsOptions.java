@@ -5,8 +5,11 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
- * The {@code "metrics"} section: an HTTP endpoint on its own port with Prometheus metrics at
- * {@code /metrics} and health at {@code /health/live} and {@code /health/ready}. Off by default.
+ * The {@code "metrics"} section: frame-echo's meters, decided per server, and an HTTP endpoint on its own port
+ * with Prometheus metrics at {@code /metrics} and health at {@code /health/live} and {@code /health/ready}. Off by
+ * default. The meters go to the Micrometer registry named {@code registryName}, or else Vert.x's default one
+ * (Vert.x started with {@code vertx-micrometer-metrics}), or else a Prometheus registry of frame-echo's own; each
+ * carries a {@code server} tag.
  */
 public class MetricsOptions {
 
@@ -15,16 +18,28 @@ public class MetricsOptions {
   public static final String DEFAULT_HOST = "127.0.0.1";
   /** Not 9090, Prometheus's own port: 9464, where OpenTelemetry's Prometheus exporter serves an application's metrics. */
   public static final int DEFAULT_PORT = 9464;
+  /** The endpoint opens with the meters; an application that exports its registry itself turns it off. */
+  public static final boolean DEFAULT_ENDPOINT = true;
+  /** Empty: Vert.x's default registry, or frame-echo's own. */
+  public static final String DEFAULT_REGISTRY_NAME = "";
+  /** Empty: the {@code server} tag is the frame port as configured. */
+  public static final String DEFAULT_SERVER = "";
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
   static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(
     OptionKey.bool("enabled", MetricsOptions::isEnabled, MetricsOptions::setEnabled),
     OptionKey.string("host", MetricsOptions::getHost, MetricsOptions::setHost),
-    OptionKey.integer("port", MetricsOptions::getPort, MetricsOptions::setPort));
+    OptionKey.integer("port", MetricsOptions::getPort, MetricsOptions::setPort),
+    OptionKey.bool("endpoint", MetricsOptions::isEndpoint, MetricsOptions::setEndpoint),
+    OptionKey.string("registryName", MetricsOptions::getRegistryName, MetricsOptions::setRegistryName),
+    OptionKey.string("server", MetricsOptions::getServer, MetricsOptions::setServer));
 
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
+  private boolean endpoint = DEFAULT_ENDPOINT;
+  private String registryName = DEFAULT_REGISTRY_NAME;
+  private String server = DEFAULT_SERVER;
 
   public MetricsOptions() {
   }
@@ -72,6 +87,45 @@ public class MetricsOptions {
       throw new IllegalArgumentException("metrics.port: " + port + " is out of range (0 to 65535)");
     }
     this.port = port;
+    return this;
+  }
+
+  public boolean isEndpoint() {
+    return endpoint;
+  }
+
+  /**
+   * Whether the verticle opens the HTTP endpoint ({@code host}, {@code port}) with the meters; false keeps the
+   * meters and opens no port (an application that serves its registry and health itself).
+   */
+  public MetricsOptions setEndpoint(boolean endpoint) {
+    this.endpoint = endpoint;
+    return this;
+  }
+
+  public String getRegistryName() {
+    return registryName;
+  }
+
+  /**
+   * The Micrometer registry the meters go to, by the name Vert.x knows it ({@code MicrometerMetricsOptions.setRegistryName});
+   * empty for Vert.x's default registry, or frame-echo's own Prometheus registry when there is none.
+   */
+  public MetricsOptions setRegistryName(String registryName) {
+    this.registryName = java.util.Objects.requireNonNull(registryName, "metrics.registryName");
+    return this;
+  }
+
+  public String getServer() {
+    return server;
+  }
+
+  /**
+   * The value of the {@code server} tag on frame-echo's meters, which tells servers in one process apart; empty
+   * for the frame port as configured ({@code "1234"}). Servers with one value count together.
+   */
+  public MetricsOptions setServer(String server) {
+    this.server = java.util.Objects.requireNonNull(server, "metrics.server");
     return this;
   }
 }

@@ -54,6 +54,10 @@ class LauncherIT {
   private BlockingQueue<String> start(java.util.Map<String, String> env, List<String> lines, String... args) throws IOException {
     List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", JAR.toString()));
     command.addAll(List.of(args));
+    return start(command, env, lines);
+  }
+
+  private BlockingQueue<String> start(List<String> command, java.util.Map<String, String> env, List<String> lines) throws IOException {
     ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
     builder.environment().putAll(env);
     Process p = builder.start();
@@ -195,6 +199,26 @@ class LauncherIT {
     }
   }
 
+  /** Started under a descriptor limit below what maxConnections needs, the server says so at start. */
+  @Test
+  void aDescriptorLimitBelowMaxConnectionsIsAWarningAtStart() throws Exception {
+    List<String> log = new ArrayList<>();
+    String conf = "{\"host\":\"127.0.0.1\",\"port\":0,\"maxConnections\":2000}";
+    // The shell lowers its own limit, then becomes the JVM, which inherits it.
+    BlockingQueue<String> lines = start(List.of("/bin/sh", "-c", "ulimit -n 1024 && exec \"$0\" -jar \"$1\" -conf \"$2\"",
+      javaBin(), JAR.toString(), conf), java.util.Map.of(), log);
+    nextListeningPort(lines);
+    String line = null;
+    for (String l = lines.poll(10, TimeUnit.SECONDS); l != null && !l.equals("<eof>"); l = lines.poll(2, TimeUnit.SECONDS)) {
+      if (l.contains("WARN") && l.contains("file descriptors")) {
+        line = l;
+        break;
+      }
+    }
+    assertNotNull(line, "no WARN about the descriptor limit: " + log);
+    assertTrue(line.contains("1024") && line.contains("2000"), line);
+  }
+
   @Test
   void metricsFromTheEnvironmentIncludeVertxOwnMeters() throws Exception {
     int metricsPort;
@@ -209,7 +233,7 @@ class LauncherIT {
       java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
       java.net.http.HttpResponse.BodyHandlers.ofString());
     assertEquals(200, response.statusCode());
-    assertTrue(response.body().contains("frame_echo_requests_total 1.0"), response.body());
+    assertTrue(response.body().contains("frame_echo_requests_total{server=\"0\"} 1.0"), response.body());
     assertTrue(response.body().contains("vertx_net_server_bytes_read_total"), "Vert.x's own TCP meters");
     assertTrue(response.body().contains("jvm_memory_used_bytes"), "JVM meters");
   }

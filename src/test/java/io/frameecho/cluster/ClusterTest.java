@@ -2,6 +2,7 @@ package io.frameecho.cluster;
 
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
@@ -57,7 +58,9 @@ class ClusterTest {
   /** Registers a consumer on node B and waits until node A can reach it. */
   private static void consumeOnB(String address, java.util.function.Consumer<Message<Buffer>> consumer) throws Exception {
     await(nodeB.eventBus().<Buffer>consumer(address, message -> {
-      if (message.body().toString().equals("probe")) {
+      // The test's own probe (is the consumer known across the cluster?) and frame-echo's (is there a consumer?,
+      // sent at start): answered at once, and not requests.
+      if (message.body().toString().equals("probe") || message.headers().contains(EventBusHandler.PROBE_HEADER)) {
         message.reply(Buffer.buffer("probe"));
       } else {
         consumer.accept(message);

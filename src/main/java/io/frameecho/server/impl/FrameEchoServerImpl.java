@@ -58,6 +58,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private boolean detached;
   private final Operations operations;
   private RequestHandler requestHandler = new EchoHandler();
+  /** Where connections report: the application's ({@link #metrics}), or the built-in meters decided at listen. */
   private FrameEchoMetrics metrics;
   private NetServer netServer;
   /** The clock and timers of this server's connections and of its activity order. */
@@ -67,6 +68,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** Open connections of this server instance; touched on its event loop only. */
   private final Set<Connection> connections = new HashSet<>();
   private Future<Void> shutdown;
+  /** The event loop this server accepts on; set when it listens. */
+  private io.vertx.core.Context context;
+  /** This server's answer to readiness, registered while it listens. */
+  private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   private final Promise<Void> allClosed = Promise.promise();
   private int drained;
   private int cut;
@@ -74,8 +79,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
-    this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
-    this.metrics = operations.metrics();
+    this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
   }
@@ -103,12 +107,24 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
+    if (metrics == null) {
+      try {
+        metrics = operations.meters(options.getMetrics(), meterTag());
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        return Future.failedFuture(e);
+      }
+    }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
-    operations.add(limits);
+    operations.add(metrics, limits);
+    context = vertx.getOrCreateContext();
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
+      operations.roomCheck(room);
+      if (requestHandler instanceof EventBusHandler eventBus) {
+        eventBus.checkConsumer();
+      }
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
@@ -121,6 +137,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
         options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
+      String descriptors = DescriptorLimit.shortfall(options.getMaxConnections(), DescriptorLimit.processLimit());
+      if (descriptors != null) {
+        log.warn("{}", descriptors);
+      }
       return this;
     });
   }
@@ -129,9 +149,37 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private void detach() {
     if (limits != null && !detached) {
       detached = true;
-      operations.remove(limits);
+      operations.noRoomCheck(room);
+      if (requestHandler instanceof EventBusHandler eventBus) {
+        eventBus.stopChecking();
+      }
+      operations.remove(metrics, limits);
       limits.detach(vertx);
     }
+  }
+
+  /**
+   * Whether a newcomer would be served now, for readiness (asked from any thread): its event-bus address, if it
+   * answers through one, has a consumer; and a slot is free, or (asked on this server's event loop, only when every
+   * slot is taken) an idle connection could give way.
+   */
+  private Future<Boolean> roomForNewcomer() {
+    if (requestHandler instanceof EventBusHandler eventBus && !eventBus.hasConsumer()) {
+      return Future.succeededFuture(false);
+    }
+    int max = limits.maxConnections();
+    if (max == 0 || limits.openConnections() < max) {
+      return Future.succeededFuture(true);
+    }
+    Promise<Boolean> answer = Promise.promise();
+    context.runOnContext(v -> answer.complete(shutdown == null && order.idlest() != null));
+    return answer.future();
+  }
+
+  /** The {@code server} tag of this server's meters: {@code metrics.server}, or the frame port as configured. */
+  private String meterTag() {
+    String server = options.getMetrics().getServer();
+    return server.isEmpty() ? String.valueOf(options.getPort()) : server;
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
@@ -194,7 +242,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       limits.gaveWay(ip);
     }
     Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
-      metrics, ticker, order, closed -> {
+      metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
         } else {
@@ -269,8 +317,18 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
   }
 
-  /** Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance. */
+  /**
+   * Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance: on the
+   * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
+   */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+    io.vertx.core.Context endpoint = Operations.endpointContext(vertx);
+    if (endpoint == null) {
+      return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+    }
+    Promise<Integer> opened = Promise.promise();
+    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, operations)
+      .map(http -> http.actualPort()).onComplete(opened));
+    return opened.future();
   }
 }

@@ -11,6 +11,7 @@ import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Context;
@@ -39,7 +40,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   ConnectionTimers.Events, BudgetAccount.Owner {
 
   /** The logger name operators configure, kept from before the packages were split by threading rule. */
-  private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.Connection");
+  private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
   /**
    * At most how long a connection that gave its slot to a newcomer reads and discards after its FIN: it owes
@@ -50,6 +51,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   private final SocketAddress remote;
   private final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
+  /** The deployment's rate limits on close lines: a flood of one cause writes a summary, not a line each. */
+  private final ConnectionLogs logs;
   private final Handler<Connection> closedHandler;
   private final ReadGate gate = new ReadGate();
   private final ActivityOrder order;
@@ -79,24 +82,25 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** The connection ended with answers or responses it could not deliver. */
   private boolean cut;
 
-  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ActivityOrder order,
-             Handler<Connection> closedHandler) {
+  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
+             ActivityOrder order, Handler<Connection> closedHandler) {
     this.remote = remote;
     this.order = order;
     this.options = options;
     this.metrics = metrics;
+    this.logs = logs;
     this.closedHandler = closedHandler;
   }
 
   /**
    * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
    * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
-   * the end of {@code order}.
+   * the end of {@code order}; its close lines rate-limited by {@code logs}.
    */
   public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
-                                  BufferBudget budget, FrameEchoMetrics metrics, Ticker ticker, ActivityOrder order,
-                                  Handler<Connection> closedHandler) {
-    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, order, closedHandler);
+                                  BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
+                                  ActivityOrder order, Handler<Connection> closedHandler) {
+    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, logs, order, closedHandler);
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", connection.remote);
     }
@@ -209,8 +213,10 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   public void failed(Throwable error) {
     if (error instanceof FrameTooLargeException e) {
       metrics.protocolError();
-      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
-        remote, e.length(), e.maxFrameSize());
+      if (logs.protocolError.logNow(remote)) {
+        log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
+          remote, e.length(), e.maxFrameSize());
+      }
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
     } else {
       if (closeReason == null) {
@@ -287,7 +293,9 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void handlerFailed(Throwable cause) {
-    log.warn("{} closing: request handler failed: {}", remote, cause.toString());
+    if (logs.handlerFailed.logNow(new FailedFrom(remote, cause))) {
+      log.warn("{} closing: request handler failed: {}", remote, cause.toString());
+    }
     closeAfterAnswers(CloseReason.HANDLER_FAILED);
   }
 
@@ -305,9 +313,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
-    log.info("{} closing: evicted for the buffer budget: its incomplete frame holds {} bytes and made no progress for {} ms "
-        + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
-      remote, heldBytes, stalledMs, waiting, used, limit);
+    if (logs.budgetEvicted.logNow(remote)) {
+      log.info("{} closing: evicted for the buffer budget: its incomplete frame holds {} bytes and made no progress for {} ms "
+          + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
+        remote, heldBytes, stalledMs, waiting, used, limit);
+    }
     closeAfterAnswers(CloseReason.BUDGET_EVICTED);
   }
 
@@ -333,9 +343,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (closeReason != null || parser.atFrameBoundary()) {
       return;
     }
-    log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading, but counting time it waited "
-        + "for the buffer budget) is still incomplete after {} bytes (frameTimeoutMs)",
-      remote, elapsedMs, parser.bufferedBytes());
+    if (logs.frameTimeout.logNow(remote)) {
+      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading, but counting time it waited "
+          + "for the buffer budget) is still incomplete after {} bytes (frameTimeoutMs)",
+        remote, elapsedMs, parser.bufferedBytes());
+    }
     closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
   }
 
@@ -345,7 +357,9 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (!stalled) {
       return;
     }
-    log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
+    if (logs.writeStall.logNow(remote)) {
+      log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
+    }
     if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
       closeReason = CloseReason.WRITE_STALL;
     }
@@ -462,5 +476,13 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** True when the connection ended with answers or responses it could not deliver. */
   public boolean wasCut() {
     return cut;
+  }
+
+  /** A failed handler's sample in its summary line; formatted only if that line is written. */
+  private record FailedFrom(SocketAddress remote, Throwable cause) {
+    @Override
+    public String toString() {
+      return "from " + remote + ": " + cause;
+    }
   }
 }

@@ -7,28 +7,27 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.vertx.micrometer.backends.BackendRegistries;
-import io.vertx.core.shareddata.Shareable;
+import io.frameecho.server.impl.shared.ConnectionLimits;
 
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * frame-echo's own meters, named {@code frame_echo_*} in Prometheus; one set per Vert.x instance. With
- * {@link PrometheusRegistry}, the only code that touches Micrometer (an optional dependency), loaded only
- * when metrics are enabled.
+ * One server's meters, named {@code frame_echo_*} in Prometheus and tagged {@code server}: made once per registry
+ * and tag by {@link MeterRegistries}, so servers with one tag (the instances of a deployment, a redeployed server)
+ * count together and no gauge is registered twice. With {@link PrometheusRegistry}, the only code that touches
+ * Micrometer (an optional dependency), loaded only when metrics are enabled.
  */
-final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
+final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
 
-  private static final String VERTX_REGISTRIES = "io.vertx.micrometer.backends.BackendRegistries";
-
-  private final MeterRegistry registry;
-  private final boolean prometheusPresent = present(PrometheusRegistry.CLASS_NAME);
   private final Counter requests;
   private final Counter responses;
   private final DistributionSummary frameSizes;
@@ -37,62 +36,58 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   private final Map<Rejection, Counter> rejected = new EnumMap<>(Rejection.class);
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
   private final AtomicInteger paused = new AtomicInteger();
+  /** The limits of the servers with this tag: the gauges add them up. */
+  private final Set<ConnectionLimits> limits = ConcurrentHashMap.newKeySet();
+  /** Tags every meter of this server carries. */
+  private final Tags tags;
 
-  /**
-   * Meters in the application's registry when Vert.x was started with Micrometer metrics
-   * ({@code vertx-micrometer-metrics}), or else in a Prometheus registry of their own.
-   */
-  static MicrometerFrameEchoMetrics create(Operations operations) {
-    MeterRegistry registry = present(VERTX_REGISTRIES) ? BackendRegistries.getDefaultNow() : null;
-    if (registry == null) {
-      if (!present(PrometheusRegistry.CLASS_NAME)) {
-        throw new IllegalStateException("metrics.enabled: needs Vert.x started with Micrometer metrics "
-          + "(io.vertx:vertx-micrometer-metrics) or io.micrometer:micrometer-registry-prometheus on the class path");
-      }
-      registry = PrometheusRegistry.create();
-    }
-    return new MicrometerFrameEchoMetrics(registry, operations);
-  }
-
-  private static boolean present(String className) {
-    try {
-      Class.forName(className, false, MicrometerFrameEchoMetrics.class.getClassLoader());
-      return true;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
-  }
-
-  private MicrometerFrameEchoMetrics(MeterRegistry registry, Operations operations) {
-    this.registry = registry;
-    requests = Counter.builder("frame.echo.requests").description("Request frames received").register(registry);
-    responses = Counter.builder("frame.echo.responses").description("Response frames queued for writing").register(registry);
-    frameSizes = DistributionSummary.builder("frame.echo.frame.size").baseUnit("bytes")
+  MicrometerFrameEchoMetrics(MeterRegistry registry, String server) {
+    tags = Tags.of("server", server);
+    requests = Counter.builder("frame.echo.requests").tags(tags).description("Request frames received").register(registry);
+    responses = Counter.builder("frame.echo.responses").tags(tags).description("Response frames queued for writing").register(registry);
+    frameSizes = DistributionSummary.builder("frame.echo.frame.size").tags(tags).baseUnit("bytes")
       .description("Payload sizes of request frames")
       .serviceLevelObjectives(16, 256, 4096, 65536, 1 << 20, 16 << 20, 32 << 20)
       .register(registry);
-    protocolErrors = Counter.builder("frame.echo.protocol.errors").description("Connections ended by an oversized header").register(registry);
-    latency = Timer.builder("frame.echo.request.latency")
+    protocolErrors = Counter.builder("frame.echo.protocol.errors").tags(tags).description("Connections ended by an oversized header").register(registry);
+    latency = Timer.builder("frame.echo.request.latency").tags(tags)
       .description("Time from a request frame complete to its response queued, inside the server")
       .serviceLevelObjectives(Duration.ofNanos(10_000), Duration.ofNanos(100_000), Duration.ofMillis(1), Duration.ofMillis(10),
         Duration.ofMillis(100), Duration.ofSeconds(1), Duration.ofSeconds(10))
       .register(registry);
     for (Rejection why : Rejection.values()) {
-      rejected.put(why, Counter.builder("frame.echo.connections.rejected").tag("limit", why.key())
+      rejected.put(why, Counter.builder("frame.echo.connections.rejected").tags(tags).tag("limit", why.key())
         .description("Connections turned away by a limit").register(registry));
     }
     for (CloseReason reason : CloseReason.values()) {
-      closed.put(reason, Counter.builder("frame.echo.connections.closed").tag("reason", reason.name().toLowerCase(Locale.ROOT))
+      closed.put(reason, Counter.builder("frame.echo.connections.closed").tags(tags).tag("reason", reason.name().toLowerCase(Locale.ROOT))
         .description("Connections ended, by reason (timeouts included)").register(registry));
     }
-    Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get)
+    Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get).tags(tags)
       .description("Connections not reading because of back-pressure").register(registry);
-    Gauge.builder("frame.echo.connections.budget.waiting", operations, Operations::budgetWaiting)
+    Gauge.builder("frame.echo.connections.budget.waiting", this, m -> m.sum(l -> l.budget().waiting())).tags(tags)
       .description("Connections not reading until the buffer budget (maxBufferedBytes) has room").register(registry);
-    Gauge.builder("frame.echo.connections.open", operations, Operations::openConnections)
+    Gauge.builder("frame.echo.connections.open", this, m -> m.sum(ConnectionLimits::openConnections)).tags(tags)
       .description("Connections open").register(registry);
-    Gauge.builder("frame.echo.buffered", operations, Operations::bufferedBytes).baseUnit("bytes")
+    Gauge.builder("frame.echo.connections.max", this, m -> m.sum(ConnectionLimits::maxConnections)).tags(tags)
+      .description("The configured maxConnections (0: no limit)").register(registry);
+    Gauge.builder("frame.echo.buffered", this, m -> m.sum(l -> l.budget().used())).tags(tags).baseUnit("bytes")
       .description("Bytes held in frames being read and responses being written (maxBufferedBytes budget)").register(registry);
+    Gauge.builder("frame.echo.buffered.max", this, m -> m.sum(l -> l.budget().limit())).tags(tags).baseUnit("bytes")
+      .description("The buffer budget in effect (maxBufferedBytes)").register(registry);
+  }
+
+  /** A server's limits join the gauges; balanced by {@link #remove}. */
+  void add(ConnectionLimits server) {
+    limits.add(server);
+  }
+
+  void remove(ConnectionLimits server) {
+    limits.remove(server);
+  }
+
+  private double sum(java.util.function.ToDoubleFunction<ConnectionLimits> value) {
+    return limits.stream().mapToDouble(value).sum();
   }
 
   @Override
@@ -131,10 +126,5 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   @Override
   public void readingResumed() {
     paused.decrementAndGet();
-  }
-
-  /** The Prometheus text exposition of the registry these meters are in, or null when it is not a Prometheus one. */
-  String scrape() {
-    return prometheusPresent ? PrometheusRegistry.scrape(registry) : null;
   }
 }

@@ -1,78 +1,108 @@
 package io.frameecho.server.impl.ops;
 
 import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
- * What operators see of one Vert.x instance's frame-echo servers: frame-echo's meters, and whether the
- * process is ready for traffic (at least one server listening, none draining). Shared by every server in
- * the Vert.x instance, whichever deployment it belongs to; the gauges add up every server's limits.
+ * What operators see of one Vert.x instance's frame-echo servers: whether the process is ready for traffic (at
+ * least one server listening, none draining), and the registries their meters went to, for the endpoint. Shared
+ * by every server in the Vert.x instance, whichever deployment it belongs to; meters are decided per server
+ * ({@link #meters}).
  * <p>
- * Micrometer is an optional dependency: nothing of it is loaded unless metrics are enabled.
+ * Micrometer is an optional dependency: nothing of it is loaded unless a server enables metrics.
  */
 public final class Operations implements Shareable {
 
   private static final String SHARED_KEY = "frame-echo.operations";
+  private static final String ENDPOINT_CONTEXT_KEY = "frame-echo.operations.endpoint-context";
 
-  /** The built-in meters, or null when metrics are off. */
-  private final MicrometerFrameEchoMetrics meters;
-  private final Set<ConnectionLimits> servers = ConcurrentHashMap.newKeySet();
+  private final String transport;
+  /** Made by the first server with metrics on: Micrometer is loaded from then on. */
+  private volatile MeterRegistries registries;
   private final AtomicInteger listening = new AtomicInteger();
   private final AtomicInteger draining = new AtomicInteger();
+  /** Each listening server's answer to "would a newcomer be served now?". */
+  private final Set<Supplier<Future<Boolean>>> rooms = ConcurrentHashMap.newKeySet();
 
-  private Operations(boolean metricsEnabled) {
-    this.meters = metricsEnabled ? MicrometerFrameEchoMetrics.create(this) : null;
+  private Operations(String transport) {
+    this.transport = transport;
+  }
+
+  /** The Vert.x instance's operations state, created by its first server; {@code transport} names its event loops. */
+  public static Operations shared(Vertx vertx, String transport) {
+    return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(transport));
   }
 
   /**
-   * The Vert.x instance's operations state, created by its first server. With metrics on, frame-echo's
-   * meters join the application's registry when Vert.x was started with Micrometer metrics, or a Prometheus
-   * registry of their own otherwise.
+   * Has the metrics and health endpoint of {@code vertx}'s servers opened on {@code context} (an event loop of its
+   * own, so that a probe is not queued behind frame traffic) instead of the opening server's event loop. The
+   * runnable jar does; an embedding application may, before deploying.
+   */
+  public static void openEndpointOn(Vertx vertx, Context context) {
+    vertx.sharedData().getLocalMap(SHARED_KEY).put(ENDPOINT_CONTEXT_KEY, new EndpointContext(context));
+  }
+
+  /** The context given to {@link #openEndpointOn}, or null: the endpoint opens on the caller's. */
+  public static Context endpointContext(Vertx vertx) {
+    Object held = vertx.sharedData().getLocalMap(SHARED_KEY).get(ENDPOINT_CONTEXT_KEY);
+    return held instanceof EndpointContext e ? e.context() : null;
+  }
+
+  private record EndpointContext(Context context) implements Shareable {
+  }
+
+  /**
+   * Where a server's connections report: with {@code options} enabled, the built-in meters tagged
+   * {@code server} in the registry {@code options} names (or the default one, or frame-echo's own); nothing otherwise.
    *
+   * @throws IllegalArgumentException {@code metrics.registryName} names no registry
    * @throws IllegalStateException metrics are enabled but Micrometer is not on the class path
    */
-  public static Operations shared(Vertx vertx, boolean metricsEnabled) {
-    return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(metricsEnabled));
+  public FrameEchoMetrics meters(MetricsOptions options, String server) {
+    if (!options.isEnabled()) {
+      return FrameEchoMetrics.NONE;
+    }
+    MeterRegistries r = registries;
+    if (r == null) {
+      synchronized (this) {
+        if (registries == null) {
+          registries = new MeterRegistries(transport);
+        }
+        r = registries;
+      }
+    }
+    return r.serverMeters(options.getRegistryName(), server);
   }
 
-  /** Where connections report: the built-in meters, or nothing. */
-  public FrameEchoMetrics metrics() {
-    return meters == null ? FrameEchoMetrics.NONE : meters;
-  }
-
-  /** The Prometheus text exposition of every meter, or null when the registry is not a Prometheus one. */
+  /** The Prometheus text exposition of every registry a server reports to, or null when none is a Prometheus one. */
   public String scrape() {
-    return meters == null ? null : meters.scrape();
+    MeterRegistries r = registries;
+    return r == null ? null : r.scrape();
   }
 
-  /** A server's limits join the gauges; balanced by {@link #remove}. */
-  public void add(ConnectionLimits limits) {
-    servers.add(limits);
+  /** A listening server's limits join the gauges of its meters (when they are the built-in ones); balanced by {@link #remove}. */
+  public void add(FrameEchoMetrics meters, ConnectionLimits limits) {
+    // Checked against the registries first: with metrics off, the meters' class (and Micrometer) stays unloaded.
+    if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
+      m.add(limits);
+    }
   }
 
-  public void remove(ConnectionLimits limits) {
-    servers.remove(limits);
-  }
-
-  /** Connections open on every server. */
-  public int openConnections() {
-    return servers.stream().mapToInt(ConnectionLimits::openConnections).sum();
-  }
-
-  /** Bytes held against every server's buffer budget. */
-  public long bufferedBytes() {
-    return servers.stream().mapToLong(limits -> limits.budget().used()).sum();
-  }
-
-  /** Connections paused until the buffer budget has room, on every server. */
-  public int budgetWaiting() {
-    return servers.stream().mapToInt(limits -> limits.budget().waiting()).sum();
+  public void remove(FrameEchoMetrics meters, ConnectionLimits limits) {
+    if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
+      m.remove(limits);
+    }
   }
 
   public void listening() {
@@ -88,7 +118,28 @@ public final class Operations implements Shareable {
     draining.incrementAndGet();
   }
 
-  public boolean ready() {
-    return listening.get() > 0 && draining.get() == 0;
+  /** A listening server answers readiness with {@code room}; balanced by {@link #noRoomCheck}. */
+  public void roomCheck(Supplier<Future<Boolean>> room) {
+    rooms.add(room);
+  }
+
+  public void noRoomCheck(Supplier<Future<Boolean>> room) {
+    rooms.remove(room);
+  }
+
+  /**
+   * Whether a new client would be served: a server is listening and none is draining, and one of them has room
+   * for a newcomer (a free slot or an idle connection to give way, and a consumer for its event-bus address).
+   */
+  public Future<Boolean> ready() {
+    if (listening.get() <= 0 || draining.get() != 0) {
+      return Future.succeededFuture(false);
+    }
+    List<Future<Boolean>> answers = rooms.stream().map(Supplier::get).toList();
+    if (answers.isEmpty()) {
+      return Future.succeededFuture(true);
+    }
+    return Future.join(answers).transform(ar -> Future.succeededFuture(
+      answers.stream().anyMatch(a -> a.succeeded() && a.result())));
   }
 }

@@ -44,8 +44,7 @@ public final class OperationsEndpoint {
         json(request, 200, "UP");
         break;
       case "/health/ready":
-        boolean ready = operations.ready();
-        json(request, ready ? 200 : 503, ready ? "UP" : "DOWN");
+        operations.ready().onComplete(ready -> json(request, ready.result() ? 200 : 503, ready.result() ? "UP" : "DOWN"));
         break;
       default:
         request.response().setStatusCode(404).end();

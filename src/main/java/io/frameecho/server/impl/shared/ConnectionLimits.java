@@ -6,10 +6,12 @@ import io.vertx.core.shareddata.Shareable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import org.slf4j.event.Level;
+
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What the instances of one deployment share: the connection counts behind {@code maxConnections} and
@@ -24,26 +26,44 @@ public final class ConnectionLimits implements Shareable {
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.ConnectionLimits");
   /** The Vert.x instance's local map where a deployment's instances find their limits, by deployment id. */
   public static final String SHARED_MAP = "frame-echo.limits";
-  private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final int maxConnections;
   private final int maxConnectionsPerIp;
   private final BufferBudget budget;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
-  private final Summary rejections = new Summary();
-  private final Summary gaveWay = new Summary();
+  /** The deployment's rate-limited log lines: rejections and give-ways here, the connections' closes. */
+  private final LogSummary logSummary;
+  private final ConnectionLogs connectionLogs;
+  private final Map<Rejection, LogSummary.Cause> rejections = new EnumMap<>(Rejection.class);
+  private final LogSummary.Cause gaveWay;
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
   /** The deployment whose instances share these limits, or null for a server of its own. */
   private final String deployment;
 
-  private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget) {
+  private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget,
+                           Ticker ticker) {
     this.deployment = deployment;
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = budget;
+    logSummary = new LogSummary(ticker);
+    connectionLogs = new ConnectionLogs(logSummary);
+    for (Rejection why : Rejection.values()) {
+      rejections.put(why, logSummary.cause(log, Level.WARN, "rejected {} more connection(s) in the last {} ms, the latest from {}: over "
+        + why.key() + " (" + (why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp) + ")"));
+    }
+    gaveWay = logSummary.cause(log, Level.INFO, "closed {} more idle connection(s) for newcomers in the last {} ms, the latest "
+      + "for {}: every slot of maxConnections (" + maxConnections + ") was taken");
+  }
+
+  private static ConnectionLimits create(Vertx vertx, String deployment, int maxConnections, int maxConnectionsPerIp,
+                                         long maxBufferedBytes, int maxFrameSize, long budgetGraceMs) {
+    Ticker ticker = Ticker.of(vertx);
+    return new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
+      new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, ticker), ticker);
   }
 
   /**
@@ -55,20 +75,22 @@ public final class ConnectionLimits implements Shareable {
                                        int maxFrameSize, long budgetGraceMs) {
     String deployment = vertx.getOrCreateContext().deploymentID();
     if (deployment == null) {
-      return new ConnectionLimits(null, maxConnections, maxConnectionsPerIp,
-        new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, Ticker.of(vertx)));
+      return create(vertx, null, maxConnections, maxConnectionsPerIp, maxBufferedBytes, maxFrameSize, budgetGraceMs);
     }
     return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).compute(deployment, (k, limits) -> {
       ConnectionLimits attached = limits != null ? limits
-        : new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
-          new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, Ticker.of(vertx)));
+        : create(vertx, deployment, maxConnections, maxConnectionsPerIp, maxBufferedBytes, maxFrameSize, budgetGraceMs);
       attached.servers++;
       return attached;
     });
   }
 
-  /** A server using these limits has closed; the last one of its deployment removes them. */
+  /**
+   * A server using these limits has closed; the last one of its deployment removes them. Pending summary lines
+   * are written now: their timers may belong to the closing server's context.
+   */
   public void detach(Vertx vertx) {
+    logSummary.flush();
     if (deployment != null) {
       vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP)
         .computeIfPresent(deployment, (k, limits) -> limits == this && --limits.servers == 0 ? null : limits);
@@ -77,6 +99,21 @@ public final class ConnectionLimits implements Shareable {
 
   public BufferBudget budget() {
     return budget;
+  }
+
+  /** Where the deployment's connections rate-limit their close lines. */
+  public ConnectionLogs connectionLogs() {
+    return connectionLogs;
+  }
+
+  /** The rate-limited lines about {@code why}'s rejections (tests read its counts). */
+  public LogSummary.Cause rejectionLog(Rejection why) {
+    return rejections.get(why);
+  }
+
+  /** The rate-limited lines about idle connections closed for newcomers. */
+  public LogSummary.Cause gaveWayLog() {
+    return gaveWay;
   }
 
   /**
@@ -133,52 +170,29 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
-  /** Counts a rejection and logs one line a second at most, with how many were turned away since. */
+  /**
+   * Counts a rejection: the first ones are logged at once, then one summary line a second at most, with how many
+   * were turned away since.
+   */
   public Rejection reject(Rejection why, String ip) {
-    Summary.Line line = rejections.count();
-    if (line != null) {
-      log.warn("rejected {} connection(s) in the last {} ms, the latest from {}: over {} ({})",
-        line.count(), line.windowMs(), ip, why.key(),
+    if (rejections.get(why).logNow(ip)) {
+      log.warn("rejected a connection from {}: over {} ({})", ip, why.key(),
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;
   }
 
-  /** Counts an idle connection closed for a newcomer from {@code ip}, and logs one line a second at most. */
+  /** Counts an idle connection closed for a newcomer from {@code ip}: logged at once, then summarised. */
   public void gaveWay(String ip) {
-    Summary.Line line = gaveWay.count();
-    if (line != null) {
-      log.info("closed {} idle connection(s) for newcomers in the last {} ms, the latest for {}: every slot of "
-        + "maxConnections ({}) was taken", line.count(), line.windowMs(), ip, maxConnections);
+    if (gaveWay.logNow(ip)) {
+      log.info("closed an idle connection for a newcomer from {}: every slot of maxConnections ({}) was taken", ip,
+        maxConnections);
     }
   }
 
-  /**
-   * Events of one kind, summarised in a log line a second at most: the first at once, then how many came since
-   * the previous line. Called from any event loop.
-   */
-  private static final class Summary {
-
-    /** A line due: {@code count} events over the last {@code windowMs}. */
-    record Line(long count, long windowMs) {
-    }
-
-    /** When counting began: the first line's window starts here. */
-    private final long startNanos = System.nanoTime();
-    private final AtomicLong since = new AtomicLong();
-    /** The previous line, a full interval back at first so that the first one is written at once. */
-    private final AtomicLong lastNanos = new AtomicLong(startNanos - LOG_INTERVAL_NANOS);
-
-    /** Counts one; the line to write now, or null when the previous one was less than a second ago. */
-    Line count() {
-      since.incrementAndGet();
-      long now = System.nanoTime();
-      long last = lastNanos.get();
-      if (now - last < LOG_INTERVAL_NANOS || !lastNanos.compareAndSet(last, now)) {
-        return null;
-      }
-      return new Line(since.getAndSet(0), TimeUnit.NANOSECONDS.toMillis(now - Math.max(last, startNanos)));
-    }
+  /** The configured {@code maxConnections}; 0 for no limit. */
+  public int maxConnections() {
+    return maxConnections;
   }
 
   public int openConnections() {

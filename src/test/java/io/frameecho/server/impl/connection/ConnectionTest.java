@@ -5,6 +5,8 @@ import io.frameecho.server.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.server.impl.shared.ConnectionLogs;
+import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
 import io.netty.buffer.ByteBuf;
@@ -51,6 +53,7 @@ class ConnectionTest {
   private final VirtualTicker ticker = new VirtualTicker();
   private final ActivityOrder order = new ActivityOrder(ticker, GIVE_WAY_MS);
   private final RecordingMetrics metrics = new RecordingMetrics();
+  private final ConnectionLogs logs = new ConnectionLogs(new LogSummary(ticker));
   private final FakeSocket socket = new FakeSocket();
   private final Wire.Reads reads = new Wire.Reads();
   private final FrameEchoOptions options = new FrameEchoOptions().setMaxFrameSize(64).setWriteQueueMaxSize(1024)
@@ -66,8 +69,8 @@ class ConnectionTest {
 
   private void start(RequestHandler handler) {
     budget = new BufferBudget(options.getMaxBufferedBytes(), options.getMaxFrameSize(), 1000, ticker);
-    connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, order,
-      c -> closedHandled++);
+    connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, logs,
+      order, c -> closedHandled++);
     connection.start(socket, handler, budget, loop, ticker);
   }
 
@@ -195,6 +198,7 @@ class ConnectionTest {
     assertEquals(LINGER, socket.lingerMs);
     assertFalse(socket.closedNow);
     assertEquals(1, metrics.protocolErrors());
+    assertEquals(1, logs.protocolError.occurrences(), "the close line goes through the rate limit");
 
     read(B);
     assertArrayEquals(A, socket.written().getBytes(), "what is read while the close lingers is discarded");

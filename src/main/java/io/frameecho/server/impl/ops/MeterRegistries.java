@@ -1,0 +1,111 @@
+package io.frameecho.server.impl.ops;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.vertx.micrometer.backends.BackendRegistries;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The registries a Vert.x instance's frame-echo servers report to, and each server's meters in them, made once per
+ * registry and {@code server} tag (so a redeployed server finds its meters, and no gauge is registered twice).
+ * Which registry is decided per server: the one named {@code metrics.registryName}, Vert.x's default one, or a
+ * Prometheus registry of frame-echo's own. Each registry also gets, once, the build-info meter and the process's
+ * file descriptors. Thread-safe: servers on any event loop, the endpoint on its own.
+ */
+final class MeterRegistries {
+
+  private static final String VERTX_REGISTRIES = "io.vertx.micrometer.backends.BackendRegistries";
+
+  private final String transport;
+  /** frame-echo's own Prometheus registry, made when a server finds no other. */
+  private MeterRegistry own;
+  private final Map<MeterRegistry, Map<String, MicrometerFrameEchoMetrics>> servers = new IdentityHashMap<>();
+
+  MeterRegistries(String transport) {
+    this.transport = transport;
+  }
+
+  /**
+   * The meters of the server tagged {@code server}, in the registry {@code registryName} names (empty: the default).
+   *
+   * @throws IllegalArgumentException no registry has that name
+   * @throws IllegalStateException no name, no default registry, and no Prometheus registry on the class path
+   */
+  synchronized MicrometerFrameEchoMetrics serverMeters(String registryName, String server) {
+    MeterRegistry registry = registry(registryName);
+    Map<String, MicrometerFrameEchoMetrics> byServer = servers.computeIfAbsent(registry, r -> {
+      processMeters(r, transport);
+      return new HashMap<>();
+    });
+    return byServer.computeIfAbsent(server, s -> new MicrometerFrameEchoMetrics(registry, s));
+  }
+
+  private MeterRegistry registry(String name) {
+    boolean vertxMetrics = present(VERTX_REGISTRIES);
+    if (!name.isEmpty()) {
+      MeterRegistry named = vertxMetrics ? BackendRegistries.getNow(name) : null;
+      if (named == null) {
+        throw new IllegalArgumentException("invalid frame-echo configuration: metrics.registryName: no Micrometer registry "
+          + "named '" + name + "' (Vert.x knows a registry by the name given to MicrometerMetricsOptions.setRegistryName)");
+      }
+      return named;
+    }
+    MeterRegistry registry = vertxMetrics ? BackendRegistries.getDefaultNow() : null;
+    if (registry != null) {
+      return registry;
+    }
+    if (own == null) {
+      if (!present(PrometheusRegistry.CLASS_NAME)) {
+        throw new IllegalStateException("metrics.enabled: needs Vert.x started with Micrometer metrics "
+          + "(io.vertx:vertx-micrometer-metrics) or io.micrometer:micrometer-registry-prometheus on the class path");
+      }
+      own = PrometheusRegistry.create();
+    }
+    return own;
+  }
+
+  /**
+   * Once per registry and transport: what frame-echo runs on, as an info meter ({@code frame_echo_build_info} = 1),
+   * and the process's open and maximum file descriptors, unless the application bound them already.
+   */
+  private static void processMeters(MeterRegistry registry, String transport) {
+    if (registry.find("frame.echo.build.info").tag("transport", transport).gauge() == null) {
+      Gauge.builder("frame.echo.build.info", () -> 1)
+        .tag("version", BuildInfo.frameEchoVersion()).tag("vertx_version", BuildInfo.vertxVersion()).tag("transport", transport)
+        .description("frame-echo's version, the Vert.x version and the event-loop transport; always 1")
+        .register(registry);
+    }
+    if (registry.find("process.files.open").gauge() == null) {
+      new FileDescriptorMetrics().bindTo(registry);
+    }
+  }
+
+  /** The Prometheus text of every Prometheus registry a server reports to, or null when there is none. */
+  synchronized String scrape() {
+    List<String> texts = new ArrayList<>();
+    if (present(PrometheusRegistry.CLASS_NAME)) {
+      for (MeterRegistry registry : servers.keySet()) {
+        String text = PrometheusRegistry.scrape(registry);
+        if (text != null) {
+          texts.add(text);
+        }
+      }
+    }
+    return texts.isEmpty() ? null : String.join("", texts);
+  }
+
+  static boolean present(String className) {
+    try {
+      Class.forName(className, false, MeterRegistries.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+}

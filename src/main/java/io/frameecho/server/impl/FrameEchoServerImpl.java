@@ -25,6 +25,7 @@ import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +61,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private RequestHandler requestHandler = new EchoHandler();
   private FrameEchoMetrics metrics;
   private NetServer netServer;
+  /** The TLS handshakes under way, or null for plain TCP. */
+  private TlsHandshakes handshakes;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -103,9 +106,20 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
+    // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
+    ServerSSLOptions tls = netOptions.isSsl() ? netOptions.getSslOptions() : null;
+    netOptions.setSsl(false);
+    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls);
+    return material.compose(loaded -> listen(netOptions, loaded));
+  }
+
+  private Future<FrameEchoServer> listen(NetServerOptions netOptions, ServerSSLOptions tls) {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(limits);
+    if (tls != null) {
+      handshakes = new TlsHandshakes(tls, limits, metrics);
+    }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
@@ -116,7 +130,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
-        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
+        handshakes != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
         Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
@@ -193,6 +207,20 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       idle.giveWay();
       limits.gaveWay(ip);
     }
+    if (handshakes != null) {
+      handshakes.begin(socket, ip, established -> serve(established, ip));
+    } else {
+      serve(socket, ip);
+    }
+  }
+
+  /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
+  private void serve(NetSocket socket, String ip) {
+    if (shutdown != null) {
+      limits.release(ip);
+      socket.close();
+      return;
+    }
     Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
       metrics, ticker, order, closed -> {
         if (closed.gaveWay()) {
@@ -234,6 +262,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return shutdown;
     }
     operations.stoppedListening();
+    if (handshakes != null) {
+      handshakes.closeAll();
+    }
     shutdown = allClosed.future().map(v -> {
       detach();
       log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
@@ -258,6 +289,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     }
     if (shutdown == null) {
       operations.stoppedListening();
+    }
+    if (handshakes != null) {
+      handshakes.closeAll();
     }
     return netServer.close().onComplete(ar -> detach());
   }

@@ -2,6 +2,7 @@ package io.frameecho.server.impl.ops;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -36,6 +37,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   private final Timer latency;
   private final Map<Rejection, Counter> rejected = new EnumMap<>(Rejection.class);
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
+  private final Map<HandshakeFailure, Counter> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   private final AtomicInteger paused = new AtomicInteger();
 
   /**
@@ -85,6 +87,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
       closed.put(reason, Counter.builder("frame.echo.connections.closed").tag("reason", reason.name().toLowerCase(Locale.ROOT))
         .description("Connections ended, by reason (timeouts included)").register(registry));
     }
+    for (HandshakeFailure why : HandshakeFailure.values()) {
+      handshakesFailed.put(why, Counter.builder("frame.echo.tls.handshakes.failed").tag("cause", why.tag())
+        .description("TLS handshakes that did not complete, by cause (timeout, not_tls, failed)").register(registry));
+    }
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get)
       .description("Connections not reading because of back-pressure").register(registry);
     Gauge.builder("frame.echo.connections.budget.waiting", operations, Operations::budgetWaiting)
@@ -116,6 +122,11 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics, Shareable {
   @Override
   public void connectionRejected(Rejection why) {
     rejected.get(why).increment();
+  }
+
+  @Override
+  public void handshakeFailed(HandshakeFailure why) {
+    handshakesFailed.get(why).increment();
   }
 
   @Override

@@ -1,11 +1,14 @@
 package io.frameecho.server.impl.shared;
 
+import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,6 +36,7 @@ public final class ConnectionLimits implements Shareable {
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final Summary rejections = new Summary();
   private final Summary gaveWay = new Summary();
+  private final Map<HandshakeFailure, Summary> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
@@ -44,6 +48,9 @@ public final class ConnectionLimits implements Shareable {
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = budget;
+    for (HandshakeFailure why : HandshakeFailure.values()) {
+      handshakesFailed.put(why, new Summary());
+    }
   }
 
   /**
@@ -150,6 +157,18 @@ public final class ConnectionLimits implements Shareable {
     if (line != null) {
       log.info("closed {} idle connection(s) for newcomers in the last {} ms, the latest for {}: every slot of "
         + "maxConnections ({}) was taken", line.count(), line.windowMs(), ip, maxConnections);
+    }
+  }
+
+  /**
+   * Counts a TLS handshake from {@code ip} that did not complete, and logs one line a second at most per cause, with
+   * how many failed for it since; {@code detail} says what happened to the latest.
+   */
+  public void handshakeFailed(HandshakeFailure why, String ip, String detail) {
+    Summary.Line line = handshakesFailed.get(why).count();
+    if (line != null) {
+      log.info("{} TLS handshake(s) failed ({}) in the last {} ms, the latest from {}: {}", line.count(), why.tag(),
+        line.windowMs(), ip, detail);
     }
   }
 

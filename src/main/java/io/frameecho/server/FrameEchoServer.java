@@ -23,6 +23,15 @@ public interface FrameEchoServer {
     return new FrameEchoServerImpl(vertx, options);
   }
 
+  /**
+   * Reads and checks the TLS key material {@code options} name (files read, keys and trust stores loaded, passwords
+   * tried), as {@link #listen()} does, binding nothing: it fails with the reason when they would not load. Succeeds at
+   * once when {@code options} serve plain TCP.
+   */
+  static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
+    return FrameEchoServerImpl.checkTls(vertx, options);
+  }
+
   /** The application logic; set it before {@link #listen()}. */
   FrameEchoServer requestHandler(RequestHandler handler);
 

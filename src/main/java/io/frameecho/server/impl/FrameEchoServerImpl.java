@@ -24,7 +24,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
-import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
@@ -107,7 +106,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return Future.failedFuture(e);
     }
     // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
-    ServerSSLOptions tls = netOptions.isSsl() ? netOptions.getSslOptions() : null;
+    ServerSSLOptions tls = options.serverSslOptions();
     netOptions.setSsl(false);
     Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls);
     return material.compose(loaded -> listen(netOptions, loaded));
@@ -150,6 +149,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
   private NetServerOptions netServerOptions() {
+    try {
+      options.checkTls();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
+    }
     NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
       .setHost(options.getHost())
       .setPort(options.getPort());
@@ -157,7 +161,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (tls != null) {
       requireReadable("tls.certPath", tls.getCertPath());
       requireReadable("tls.keyPath", tls.getKeyPath());
-      netOptions.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
     }
     return netOptions;
   }
@@ -301,6 +304,18 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     operations.draining();
     long delay = options.getDrainDelayMs();
     return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
+  }
+
+  /** See {@link FrameEchoServer#checkTls}. */
+  public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
+    ServerSSLOptions tls;
+    try {
+      options.checkTls();
+      tls = options.serverSslOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    return tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls).mapEmpty();
   }
 
   /** Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance. */

@@ -130,6 +130,14 @@ public class FrameEchoVerticle extends VerticleBase {
     return server == null ? Future.succeededFuture() : server.drainAndShutdown();
   }
 
+  /**
+   * Certificate rotation for this instance's server: see {@link FrameEchoServer#updateTls}. (To rotate every instance
+   * of every deployment, re-reading the same files: {@link FrameEchoServer#reloadTls(io.vertx.core.Vertx)}.)
+   */
+  public Future<Void> updateTls(io.vertx.core.net.ServerSSLOptions tls) {
+    return server == null ? Future.failedFuture(new IllegalStateException("not deployed")) : server.updateTls(tls);
+  }
+
   /** The port of the metrics and health endpoint, once deployed with {@code metrics.enabled}; 0 otherwise. */
   public int metricsPort() {
     return metricsPort;

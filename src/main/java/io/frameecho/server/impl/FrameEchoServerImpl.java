@@ -52,6 +52,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final long REFUSAL_LINGER_MS = 1000;
 
   private final Vertx vertx;
+  /** The event loop this server runs on. */
+  private final io.vertx.core.Context context;
   private final FrameEchoOptions options;
   /** Shared with the other instances of this server's deployment; attached while listening. */
   private ConnectionLimits limits;
@@ -75,6 +77,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.context = vertx.getOrCreateContext();
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
     this.operations = Operations.shared(vertx, options.getMetrics().isEnabled());
     this.metrics = operations.metrics();
@@ -109,19 +112,22 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     ServerSSLOptions tls = options.serverSslOptions();
     netOptions.setSsl(false);
     Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls);
-    return material.compose(loaded -> listen(netOptions, loaded));
+    return material.compose(loaded -> listen(netOptions, tls, loaded));
   }
 
-  private Future<FrameEchoServer> listen(NetServerOptions netOptions, ServerSSLOptions tls) {
+  private Future<FrameEchoServer> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(limits);
     if (tls != null) {
-      handshakes = new TlsHandshakes(tls, limits, metrics);
+      handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, limits, metrics);
     }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
+      if (handshakes != null) {
+        handshakes.register();
+      }
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
@@ -249,6 +255,25 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static String clientAddress(NetSocket socket) {
     SocketAddress remote = socket.remoteAddress();
     return remote == null ? "unknown" : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
+  }
+
+  @Override
+  public Future<Void> updateTls(ServerSSLOptions tls) {
+    return handshakes == null ? notTls() : handshakes.update(Objects.requireNonNull(tls, "tls"));
+  }
+
+  @Override
+  public Future<Void> reloadTls() {
+    return handshakes == null ? notTls() : handshakes.reload();
+  }
+
+  private Future<Void> notTls() {
+    return Future.failedFuture(new IllegalStateException(netServer == null ? "not listening" : "this server does not serve TLS"));
+  }
+
+  /** See {@link FrameEchoServer#reloadTls(Vertx)}. */
+  public static Future<Integer> reloadAllTls(Vertx vertx) {
+    return TlsHandshakes.reloadAll(vertx);
   }
 
   @Override

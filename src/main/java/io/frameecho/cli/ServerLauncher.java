@@ -65,6 +65,7 @@ final class ServerLauncher extends VertxApplication {
 
     @Override
     public void beforeStartingVertx(HookContext context) {
+      HangupReload.install();
       Object metrics = config.getValue("metrics");
       if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled"))) {
         // Vert.x's own TCP, event-bus and JVM meters go to the Prometheus registry frame-echo serves.
@@ -75,6 +76,11 @@ final class ServerLauncher extends VertxApplication {
           .addDisabledMetricsCategory(MetricsDomain.HTTP_SERVER)
           .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true)));
       }
+    }
+
+    @Override
+    public void afterVertxStarted(HookContext context) {
+      HangupReload.vertxStarted(context.vertx());
     }
 
     @Override

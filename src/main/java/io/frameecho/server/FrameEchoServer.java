@@ -51,7 +51,7 @@ public interface FrameEchoServer {
    * keep what they have. The files it names are read now, on a worker thread: the future fails with the reason if
    * they do not load, and the server then keeps its current certificate. Fails on a server that does not serve TLS.
    * (Vert.x builds a TLS context per key material: a rotation that changes only {@code clientAuth}, protocols or
-   * cipher suites, with the same key and trust, keeps the context the server had.)
+   * cipher suites, with the same key and trust, may keep the context the server had.)
    */
   Future<Void> updateTls(ServerSSLOptions tls);
 

@@ -4,9 +4,9 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
 
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Collectors;
 
 /**
  * The {@code netServerOptions} section: read by Vert.x's own converter ({@code new NetServerOptions(json)}), with the
@@ -96,7 +96,8 @@ final class NetServerOptionsJson {
     if (given instanceof Number a && read instanceof Number b && a.doubleValue() == b.doubleValue()) {
       return;
     }
-    if (given instanceof JsonArray a && read instanceof JsonArray b && new HashSet<>(a.getList()).equals(new HashSet<>(b.getList()))) {
+    if (given instanceof JsonArray a && read instanceof JsonArray b
+      && a.stream().collect(Collectors.toSet()).equals(b.stream().collect(Collectors.toSet()))) {
       return;
     }
     if (!(given instanceof Number) && Objects.equals(given, read)) {

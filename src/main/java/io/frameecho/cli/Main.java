@@ -1,6 +1,7 @@
 package io.frameecho.cli;
 
 import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.TlsOptions;
@@ -160,15 +161,37 @@ public final class Main {
     }
     try {
       FrameEchoOptions options = new FrameEchoOptions(checkedConfig(args, env));
+      checkTlsMaterial(options);
       MetricsOptions metrics = options.getMetrics();
       out.println("frame-echo: configuration is valid: frame port " + where(options.getHost(), options.getPort())
-        + (options.getTls() != null ? " with TLS" : "") + ", metrics "
+        + (options.isTls() ? " with TLS" : "") + ", metrics "
         + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
           : "on, without an endpoint")
         + " (nothing was bound)");
       return OK;
     } catch (IllegalArgumentException e) {
       return fail(err, e, debug, INVALID_CONFIGURATION);
+    }
+  }
+
+  /**
+   * The key material a TLS configuration names is loaded as the server would load it (a file that is not a key, a
+   * wrong password, a trust store that does not open), on a Vert.x of its own that binds nothing.
+   */
+  private static void checkTlsMaterial(FrameEchoOptions options) {
+    if (!options.isTls()) {
+      return;
+    }
+    io.vertx.core.Vertx vertx = io.vertx.core.Vertx.vertx();
+    try {
+      FrameEchoServer.checkTls(vertx, options).toCompletionStage().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      String reason = e.getCause().getMessage() == null ? e.getCause().toString() : e.getCause().getMessage();
+      throw new IllegalArgumentException((options.getTls() != null ? "tls: " : "netServerOptions: ") + reason, e.getCause());
+    } catch (Exception e) {
+      throw new IllegalArgumentException("TLS key material: not checked: " + e, e);
+    } finally {
+      vertx.close();
     }
   }
 

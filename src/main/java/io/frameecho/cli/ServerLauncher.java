@@ -68,6 +68,7 @@ final class ServerLauncher extends VertxApplication {
 
     @Override
     public void beforeStartingVertx(HookContext context) {
+      HangupReload.install();
       Object metrics = config.getValue("metrics");
       if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled"))) {
         // Vert.x's own TCP, event-bus and JVM meters go to the Prometheus registry frame-echo serves.
@@ -81,11 +82,13 @@ final class ServerLauncher extends VertxApplication {
     }
 
     /**
-     * With the metrics endpoint on, it gets an event loop of its own: on the frame server's, a probe waits behind
-     * every read queued there, and under a burst of small frames /health/live took over a second.
+     * SIGHUP starts to reload the TLS files ({@link HangupReload}). With the metrics endpoint on, it gets an event
+     * loop of its own: on the frame server's, a probe waits behind every read queued there, and under a burst of
+     * small frames /health/live took over a second.
      */
     @Override
     public void afterVertxStarted(HookContext context) {
+      HangupReload.vertxStarted(context.vertx());
       Object metrics = config.getValue("metrics");
       if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled")) && !Boolean.FALSE.equals(m.getValue("endpoint"))) {
         endpointVertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)

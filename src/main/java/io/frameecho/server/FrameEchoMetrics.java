@@ -30,6 +30,14 @@ public interface FrameEchoMetrics {
   default void connectionRejected(Rejection why) {
   }
 
+  /**
+   * A TLS handshake did not complete, for {@code why}: the socket, counted against the connection limits since
+   * accept, is closed. Called once per failed handshake; a connection whose handshake completes goes on to
+   * {@link #connectionClosed} instead.
+   */
+  default void handshakeFailed(HandshakeFailure why) {
+  }
+
   /** A connection ended, for its one reason. */
   default void connectionClosed(CloseReason reason) {
   }

@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.protocol.Frames;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.NetServerOptions;
 
 import java.util.List;
 
@@ -78,7 +79,8 @@ public class FrameEchoOptions {
     OptionKey.longInteger("shutdownTimeoutMs", FrameEchoOptions::getShutdownTimeoutMs, FrameEchoOptions::setShutdownTimeoutMs),
     OptionKey.optionalSection("tls", TlsOptions.KEYS, TlsOptions::new, TlsOptions::new, TlsOptions::toJson,
       FrameEchoOptions::getTls, FrameEchoOptions::setTls),
-    OptionKey.object("netServerOptions", FrameEchoOptions::getNetServerOptions, FrameEchoOptions::setNetServerOptions),
+    OptionKey.typedObject("netServerOptions", NetServerOptionsJson::read, FrameEchoOptions::getNetServerOptions,
+      FrameEchoOptions::setNetServerOptions, NetServerOptionsJson::write, NetServerOptions::new),
     OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
     OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
     OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
@@ -104,7 +106,7 @@ public class FrameEchoOptions {
   private long lingerTimeoutMs = DEFAULT_LINGER_TIMEOUT_MS;
   private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
   private TlsOptions tls;
-  private JsonObject netServerOptions = new JsonObject();
+  private NetServerOptions netServerOptions = new NetServerOptions();
   private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
@@ -123,6 +125,52 @@ public class FrameEchoOptions {
    */
   public FrameEchoOptions(JsonObject json) {
     OptionKey.readJson(json, "", KEYS, this);
+    checkTls();
+  }
+
+  /**
+   * TLS settings that would be ignored, or fail at start, are refused: {@code ssl} without key material, and key
+   * material, trust or {@code clientAuth} without TLS (the server would serve plain TCP).
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  public void checkTls() {
+    NetServerOptions net = netServerOptions;
+    boolean keyMaterial = tls != null || net.getKeyCertOptions() != null;
+    if (net.isSsl() && !keyMaterial) {
+      throw new IllegalArgumentException("netServerOptions.ssl: TLS needs a key and certificate: the tls section, or "
+        + "pemKeyCertOptions, pfxKeyCertOptions or keyStoreOptions in netServerOptions");
+    }
+    if (tls == null && !net.isSsl()) {
+      if (net.getKeyCertOptions() != null) {
+        throw new IllegalArgumentException("netServerOptions: key and certificate given without \"ssl\": true; the server "
+          + "would serve plain TCP");
+      }
+      if (net.getTrustOptions() != null || net.getClientAuth() != io.vertx.core.http.ClientAuth.NONE) {
+        throw new IllegalArgumentException("netServerOptions: trust or clientAuth given without TLS; the server would serve "
+          + "plain TCP and authenticate no client");
+      }
+    }
+  }
+
+  /**
+   * The TLS the server serves, as Vert.x's options: {@code netServerOptions}' with the {@code tls} section's PEM files
+   * as key and certificate; null for plain TCP.
+   */
+  public io.vertx.core.net.ServerSSLOptions serverSslOptions() {
+    if (!isTls()) {
+      return null;
+    }
+    NetServerOptions net = new NetServerOptions(netServerOptions).setSsl(true);
+    if (tls != null) {
+      net.setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
+    }
+    return net.getSslOptions().copy();
+  }
+
+  /** Whether the server serves TLS: the {@code tls} section, or {@code ssl} in {@code netServerOptions}. */
+  public boolean isTls() {
+    return tls != null || netServerOptions.isSsl();
   }
 
   /**
@@ -317,35 +365,33 @@ public class FrameEchoOptions {
     return this;
   }
 
-  public JsonObject getNetServerOptions() {
+  public NetServerOptions getNetServerOptions() {
     return netServerOptions;
   }
 
   /**
-   * Vert.x {@code NetServerOptions} as JSON (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic
-   * shaping, ...), applied before frame-echo's own settings. {@code host} and {@code port} belong at the top
-   * level and are refused here, as are names Vert.x does not know and values Vert.x refuses (a negative
-   * {@code idleTimeout}, say), so that they fail here, with the key named, rather than when the server starts.
+   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic shaping, key
+   * material in any of Vert.x's forms, {@code clientAuth} with trust, protocol versions, cipher suites,
+   * {@code sslHandshakeTimeout}, ...), held as they are (not copied) and applied before frame-echo's own settings:
+   * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
+   * accepted connection does its TLS handshake before the frame protocol starts.
+   */
+  public FrameEchoOptions setNetServerOptions(NetServerOptions netServerOptions) {
+    this.netServerOptions = java.util.Objects.requireNonNull(netServerOptions, "netServerOptions");
+    return this;
+  }
+
+  /**
+   * {@link #setNetServerOptions(NetServerOptions)} from JSON, read by Vert.x's own converter with Vert.x's JSON
+   * names ({@code pfxKeyCertOptions}, {@code pemTrustOptions}, {@code enabledCipherSuites}, ...). {@code host} and
+   * {@code port} belong at the top level and are refused here, as are names Vert.x would ignore, values of a type
+   * Vert.x would skip, and values Vert.x refuses (a negative {@code idleTimeout}, say), so that they fail here,
+   * with the key named, rather than be ignored or fail when the server starts.
+   *
+   * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
    */
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
-    for (String name : netServerOptions.fieldNames()) {
-      String key = "netServerOptions." + ConfigValues.escape(name);
-      if (name.equals("host") || name.equals("port")) {
-        throw new IllegalArgumentException(key + ": set it with the top-level key '" + name + "'");
-      }
-      if (!NET_SERVER_OPTION_NAMES.contains(name)) {
-        throw new IllegalArgumentException(key + ": not an option of Vert.x's NetServerOptions");
-      }
-      Object value = netServerOptions.getValue(name);
-      try {
-        new io.vertx.core.net.NetServerOptions(new JsonObject().put(name, value));
-      } catch (RuntimeException e) {
-        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        throw new IllegalArgumentException(key + ": Vert.x refuses " + (value instanceof String text ? ConfigValues.quote(text) : value)
-          + ": " + ConfigValues.escape(reason));
-      }
-    }
-    this.netServerOptions = netServerOptions.copy();
+    this.netServerOptions = NetServerOptionsJson.read(netServerOptions);
     return this;
   }
 
@@ -419,19 +465,6 @@ public class FrameEchoOptions {
   public FrameEchoOptions setMetrics(MetricsOptions metrics) {
     this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
     return this;
-  }
-
-  /** Property names NetServerOptions accepts in JSON: those it has a setter for. */
-  private static final java.util.Set<String> NET_SERVER_OPTION_NAMES = netServerOptionNames();
-
-  private static java.util.Set<String> netServerOptionNames() {
-    java.util.Set<String> names = new java.util.HashSet<>();
-    for (java.lang.reflect.Method m : io.vertx.core.net.NetServerOptions.class.getMethods()) {
-      if (m.getName().startsWith("set") && m.getName().length() > 3 && m.getParameterCount() == 1) {
-        names.add(Character.toLowerCase(m.getName().charAt(3)) + m.getName().substring(4));
-      }
-    }
-    return java.util.Collections.unmodifiableSet(names);
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.frameecho.server;
 import io.frameecho.server.impl.FrameEchoServerImpl;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.ServerSSLOptions;
 
 /**
  * A frame-echo server: accepts TCP (or TLS) connections and answers each request frame through a
@@ -23,6 +24,15 @@ public interface FrameEchoServer {
     return new FrameEchoServerImpl(vertx, options);
   }
 
+  /**
+   * Reads and checks the TLS key material {@code options} name (files read, keys and trust stores loaded, passwords
+   * tried), as {@link #listen()} does, binding nothing: it fails with the reason when they would not load. Succeeds at
+   * once when {@code options} serve plain TCP.
+   */
+  static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
+    return FrameEchoServerImpl.checkTls(vertx, options);
+  }
+
   /** The application logic; set it before {@link #listen()}. */
   FrameEchoServer requestHandler(RequestHandler handler);
 
@@ -34,6 +44,30 @@ public interface FrameEchoServer {
 
   /** Binds the port and starts accepting; the future fails if the port cannot be bound or TLS files are missing. */
   Future<FrameEchoServer> listen();
+
+  /**
+   * Certificate rotation without a restart: new TLS handshakes use {@code tls} (Vert.x's own options: PEM files, a
+   * PKCS12 or JKS store, trust, {@code clientAuth}, ...; copied), while open connections and handshakes under way
+   * keep what they have. The files it names are read now, on a worker thread: the future fails with the reason if
+   * they do not load, and the server then keeps its current certificate. Fails on a server that does not serve TLS.
+   * (Vert.x builds a TLS context per key material: a rotation that changes only {@code clientAuth}, protocols or
+   * cipher suites, with the same key and trust, may keep the context the server had.)
+   */
+  Future<Void> updateTls(ServerSSLOptions tls);
+
+  /**
+   * Reads the TLS files the server's options name again (a certificate renewed on disk, under the same names) and
+   * uses them for new handshakes, as {@link #updateTls} does; the runnable jar calls it on SIGHUP.
+   */
+  Future<Void> reloadTls();
+
+  /**
+   * {@link #reloadTls()} on every TLS server listening in {@code vertx} (every instance of every deployment): completes
+   * with how many there are, or fails with the first reason one could not reload (that one keeps its certificate).
+   */
+  static Future<Integer> reloadTls(Vertx vertx) {
+    return FrameEchoServerImpl.reloadAllTls(vertx);
+  }
 
   /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded. */
   int actualPort();

@@ -11,12 +11,17 @@ import java.util.Objects;
 
 /**
  * Deploys a {@link FrameEchoServer} configured by the verticle's {@code config()} (see
- * {@link FrameEchoOptions} for the keys). The book's {@code main()}: one instance owns one server on its
+ * {@link FrameEchoOptions} for the keys), or by options given in code. The book's {@code main()}: one instance owns one server on its
  * event loop; several instances share the port across event loops.
  * <pre>{@code
  * FrameEchoVerticle verticle = new FrameEchoVerticle();
  * vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject().put("port", 0)))
  *   .onSuccess(id -> System.out.println("frame-echo on port " + verticle.actualPort()));
+ *
+ * // or typed, with Vert.x's own option types:
+ * vertx.deployVerticle(new FrameEchoVerticle(new FrameEchoOptions().setPort(0)
+ *   .setNetServerOptions(new NetServerOptions().setSsl(true).setKeyCertOptions(new PfxOptions().setPath("server.p12")
+ *     .setPassword(password))), request -> Future.succeededFuture(request)));
  * }</pre>
  */
 public class FrameEchoVerticle extends VerticleBase {
@@ -25,6 +30,8 @@ public class FrameEchoVerticle extends VerticleBase {
 
   /** The application given in code, or null to build the one the config's {@code handler} names. */
   private final RequestHandler requestHandler;
+  /** The options given in code, or null to read them from {@code config()}. */
+  private final FrameEchoOptions options;
   /** Where its connections report, or null for the built-in meters ({@code metrics.enabled}). */
   private FrameEchoMetrics metrics;
   private FrameEchoServerImpl server;
@@ -33,11 +40,28 @@ public class FrameEchoVerticle extends VerticleBase {
   /** What the launcher deploys: the application is the one the config's {@code handler} section names (echo by default). */
   public FrameEchoVerticle() {
     this.requestHandler = null;
+    this.options = null;
   }
 
   /** A server answering with {@code requestHandler}, whatever the config's {@code handler.type}. */
   public FrameEchoVerticle(RequestHandler requestHandler) {
     this.requestHandler = Objects.requireNonNull(requestHandler, "requestHandler");
+    this.options = null;
+  }
+
+  /**
+   * A server with {@code options} (copied now), answering with the application their {@code handler} names; the
+   * deployment's {@code config()} must then be empty (it would be ignored).
+   */
+  public FrameEchoVerticle(FrameEchoOptions options) {
+    this.requestHandler = null;
+    this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
+  }
+
+  /** A server with {@code options} (copied now) answering with {@code requestHandler}; {@code config()} must be empty. */
+  public FrameEchoVerticle(FrameEchoOptions options, RequestHandler requestHandler) {
+    this.requestHandler = Objects.requireNonNull(requestHandler, "requestHandler");
+    this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
   }
 
   /**
@@ -53,7 +77,11 @@ public class FrameEchoVerticle extends VerticleBase {
   public Future<?> start() {
     FrameEchoOptions options;
     try {
-      options = new FrameEchoOptions(config());
+      if (this.options != null && !config().isEmpty()) {
+        throw new IllegalArgumentException("options were given in code, so the deployment's config would be ignored: "
+          + "give one or the other");
+      }
+      options = this.options != null ? this.options : new FrameEchoOptions(config());
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
@@ -102,6 +130,14 @@ public class FrameEchoVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     return server == null ? Future.succeededFuture() : server.drainAndShutdown();
+  }
+
+  /**
+   * Certificate rotation for this instance's server: see {@link FrameEchoServer#updateTls}. (To rotate every instance
+   * of every deployment, re-reading the same files: {@link FrameEchoServer#reloadTls(io.vertx.core.Vertx)}.)
+   */
+  public Future<Void> updateTls(io.vertx.core.net.ServerSSLOptions tls) {
+    return server == null ? Future.failedFuture(new IllegalStateException("not deployed")) : server.updateTls(tls);
   }
 
   /** The port of the metrics and health endpoint, once deployed with {@code metrics.enabled}; 0 otherwise. */

@@ -86,6 +86,13 @@ public final class OptionKey<O, T> {
     return new OptionKey<>(name, Type.OBJECT, List.of(), ConfigValues::object, get, set, JsonObject::copy, JsonObject::copy);
   }
 
+  /** A JSON object read into a type of its own ({@code read} names the key path in its errors), copied by {@code copy}. */
+  static <O, T> OptionKey<O, T> typedObject(String name, Function<JsonObject, T> read, Function<O, T> get, BiConsumer<O, T> set,
+                                            Function<T, JsonObject> toJson, UnaryOperator<T> copy) {
+    return new OptionKey<>(name, Type.OBJECT, List.of(), (key, value) -> read.apply(ConfigValues.object(key, value)), get, set,
+      toJson::apply, copy);
+  }
+
   /**
    * A section: an options class of its own, read by its JSON constructor (which names its keys with the
    * section's prefix), copied by its copy constructor, written by its {@code toJson}.

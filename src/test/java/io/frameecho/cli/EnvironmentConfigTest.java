@@ -53,7 +53,7 @@ class EnvironmentConfigTest {
     assertEquals("eventbus", options.getHandler().getType());
     assertTrue(options.getMetrics().isEnabled());
     assertEquals("c.pem", options.getTls().getCertPath());
-    assertEquals(true, options.getNetServerOptions().getBoolean("tcpKeepAlive"));
+    assertTrue(options.getNetServerOptions().isTcpKeepAlive());
   }
 
   @Test

@@ -238,6 +238,74 @@ class LauncherIT {
     assertTrue(response.body().contains("jvm_memory_used_bytes"), "JVM meters");
   }
 
+  /** Waits (bounded) for a line containing {@code text}; fails if the process ends first. */
+  private static String awaitLine(BlockingQueue<String> lines, String text) throws InterruptedException {
+    while (true) {
+      String line = lines.poll(30, TimeUnit.SECONDS);
+      assertNotNull(line, "no line with '" + text + "' within 30 s");
+      assertNotEquals("<eof>", line, "the server exited before saying '" + text + "'");
+      if (line.contains(text)) {
+        return line;
+      }
+    }
+  }
+
+  private static int tlsClient(int port, String trusted) throws Exception {
+    Process p = new ProcessBuilder(javaBin(), "-jar", JAR.toString(), "client", "--port", String.valueOf(port), "--tls",
+      "--trust", trusted, "--no-verify-host", "hello").redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "client did not finish");
+    return p.exitValue();
+  }
+
+  private static void hangUp(Process p) throws Exception {
+    assertEquals(0, new ProcessBuilder("kill", "-HUP", String.valueOf(p.pid())).start().waitFor());
+  }
+
+  /**
+   * SIGHUP re-reads the TLS files: one INFO line, and new connections get the new certificate; when the files do not
+   * load, one ERROR line with the reason, and the server keeps serving the certificate it had. It never stops.
+   */
+  @Test
+  void sighupReloadsTheTlsFilesAndNeverStopsTheServer() throws Exception {
+    io.vertx.core.net.SelfSignedCertificate first = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    io.vertx.core.net.SelfSignedCertificate second = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    Path dir = Files.createTempDirectory("frame-echo-sighup");
+    Path cert = dir.resolve("server.pem");
+    Path key = dir.resolve("server-key.pem");
+    try {
+      Files.copy(Path.of(first.certificatePath()), cert);
+      Files.copy(Path.of(first.privateKeyPath()), key);
+      List<String> log = new ArrayList<>();
+      BlockingQueue<String> lines = start(log, "-conf", new io.vertx.core.json.JsonObject().put("host", "127.0.0.1").put("port", 0)
+        .put("tls", new io.vertx.core.json.JsonObject().put("certPath", cert.toString()).put("keyPath", key.toString())).encode());
+      int port = nextListeningPort(lines);
+      Process server = processes.get(0);
+
+      Files.copy(Path.of(second.certificatePath()), cert, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(Path.of(second.privateKeyPath()), key, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+      hangUp(server);
+      assertTrue(awaitLine(lines, "SIGHUP").contains("INFO"), String.join("\n", log));
+      assertEquals(0, tlsClient(port, second.certificatePath()), "a new connection gets the new certificate");
+      assertEquals(1, tlsClient(port, first.certificatePath()), "the old certificate is no longer served");
+
+      Files.writeString(key, "not a key\n");
+      hangUp(server);
+      String error = awaitLine(lines, "SIGHUP");
+      assertTrue(error.contains("ERROR") && error.contains("the previous certificate stays in use"), error);
+      assertEquals(0, tlsClient(port, second.certificatePath()), "still served with the certificate it had");
+      assertTrue(server.isAlive(), "SIGHUP stopped the server");
+    } finally {
+      first.delete();
+      second.delete();
+      try (var files = Files.list(dir)) {
+        for (Path file : files.toList()) {
+          Files.delete(file);
+        }
+      }
+      Files.delete(dir);
+    }
+  }
+
   @Test
   void badEnvironmentVariableStopsTheLauncher() throws Exception {
     List<String> log = new ArrayList<>();

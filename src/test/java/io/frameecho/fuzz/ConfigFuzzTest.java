@@ -114,9 +114,9 @@ class ConfigFuzzTest {
     assertEquals(written.encode(), new FrameEchoOptions(written).toJson().encode(), "toJson read back");
     assertEquals(written.encode(), new FrameEchoOptions(options).toJson().encode(), "the copy constructor");
     try {
-      new NetServerOptions(options.getNetServerOptions());
+      new NetServerOptions(written.getJsonObject("netServerOptions"));
     } catch (RuntimeException e) {
-      fail("netServerOptions " + options.getNetServerOptions().encode() + " accepted, but Vert.x refuses them: " + e, e);
+      fail("netServerOptions " + written.getJsonObject("netServerOptions").encode() + " accepted, but Vert.x refuses them: " + e, e);
     }
   }
 

@@ -227,6 +227,35 @@ class MetricsTest {
     }
   }
 
+  /**
+   * With TLS, a client that has not finished its handshake is an open connection from accept; failed handshakes
+   * are counted by cause, every cause's counter present at 0 from the start.
+   */
+  @Test
+  void tlsHandshakesAreOpenConnectionsAndFailuresAreCounted() throws Exception {
+    io.vertx.core.net.SelfSignedCertificate certificate = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    try {
+      captures.add(LogCapture.named("io.frameecho.server.impl.ConnectionLimits"));
+      FrameEchoVerticle verticle = deploy(new JsonObject()
+        .put("tls", new JsonObject().put("certPath", certificate.certificatePath()).put("keyPath", certificate.privateKeyPath())));
+      String text = scrape(verticle.metricsPort());
+      for (String cause : List.of("timeout", "not_tls", "failed")) {
+        assertEquals(0, value(text, "frame_echo_tls_handshakes_failed_total{cause=\"" + cause + "\"}"));
+      }
+      RawConnection silent = await(RawConnection.open(vertx, verticle.actualPort()));
+      awaitMeter(verticle.metricsPort(), "frame_echo_connections_open", 1);
+      RawConnection plain = await(RawConnection.open(vertx, verticle.actualPort()));
+      await(plain.write(Frames.frame(Buffer.buffer("in clear"))).compose(v -> plain.closed()));
+      awaitMeter(verticle.metricsPort(), "frame_echo_tls_handshakes_failed_total{cause=\"not_tls\"}", 1);
+      awaitMeter(verticle.metricsPort(), "frame_echo_connections_open", "back to 1", value -> value == 1);
+      await(silent.close());
+      awaitMeter(verticle.metricsPort(), "frame_echo_connections_open", "back to 0", value -> value == 0);
+      await(plain.close());
+    } finally {
+      certificate.delete();
+    }
+  }
+
   @Test
   void pausedConnectionsAreAGauge() throws Exception {
     FrameEchoVerticle verticle = deploy(new JsonObject().put("writeQueueMaxSize", 1024));

@@ -44,11 +44,12 @@ class FrameEchoOptionsTest {
     o.getHandler().setMaxInFlight(1);
     o.getTls().setKeyPath("k.pem");
     o.getMetrics().setPort(1);
-    o.getNetServerOptions().put("reusePort", true);
+    o.getNetServerOptions().setReusePort(true);
     assertEquals(HandlerOptions.DEFAULT_MAX_IN_FLIGHT, copy.getHandler().getMaxInFlight());
     assertEquals(null, copy.getTls().getKeyPath());
     assertEquals(MetricsOptions.DEFAULT_PORT, copy.getMetrics().getPort());
-    assertEquals(new JsonObject().put("tcpKeepAlive", true), copy.getNetServerOptions());
+    assertTrue(copy.getNetServerOptions().isTcpKeepAlive());
+    assertEquals(false, copy.getNetServerOptions().isReusePort(), "the copy holds Vert.x options of its own");
     assertEquals(null, new FrameEchoOptions(new FrameEchoOptions()).getTls());
   }
 
@@ -110,9 +111,75 @@ class FrameEchoOptionsTest {
   @Test
   void netServerOptionsPassThroughButNotHostPortOrUnknownNames() {
     JsonObject net = new JsonObject().put("tcpKeepAlive", true).put("acceptBacklog", 4096).put("reusePort", true);
-    assertEquals(net, new FrameEchoOptions(new JsonObject().put("netServerOptions", net)).getNetServerOptions());
+    assertEquals(net, new FrameEchoOptions(new JsonObject().put("netServerOptions", net)).toJson().getJsonObject("netServerOptions"));
     assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("port", 1))).startsWith("netServerOptions.port: set it with the top-level key 'port'"));
-    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("tcpKeepAlives", true))).startsWith("netServerOptions.tcpKeepAlives: not an option"));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("tcpKeepAlives", true))).startsWith("netServerOptions.tcpKeepAlives: not a name Vert.x's NetServerOptions reads"));
+  }
+
+  /** What Vert.x's own toJson writes is read back, TLS in every form Vert.x has, with Vert.x's JSON names. */
+  @Test
+  void netServerOptionsAreVertxsOwnWithTheirJsonNames() {
+    io.vertx.core.net.NetServerOptions typed = new io.vertx.core.net.NetServerOptions().setTcpKeepAlive(true).setSsl(true)
+      .setKeyCertOptions(new io.vertx.core.net.PfxOptions().setPath("server.p12").setPassword("secret"))
+      .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertPath("ca.pem"))
+      .setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED)
+      .addEnabledCipherSuite("TLS_AES_128_GCM_SHA256")
+      .setEnabledSecureTransportProtocols(java.util.Set.of("TLSv1.3"))
+      .setSslHandshakeTimeout(3);
+    FrameEchoOptions read = new FrameEchoOptions(new JsonObject().put("netServerOptions", typed.toJson()));
+    io.vertx.core.net.NetServerOptions net = read.getNetServerOptions();
+    assertTrue(net.isSsl() && net.isTcpKeepAlive());
+    assertEquals("server.p12", ((io.vertx.core.net.PfxOptions) net.getKeyCertOptions()).getPath());
+    assertEquals(java.util.List.of("ca.pem"), ((io.vertx.core.net.PemTrustOptions) net.getTrustOptions()).getCertPaths());
+    assertEquals(io.vertx.core.http.ClientAuth.REQUIRED, net.getClientAuth());
+    assertEquals(java.util.Set.of("TLS_AES_128_GCM_SHA256"), net.getEnabledCipherSuites());
+    assertEquals(java.util.Set.of("TLSv1.3"), net.getEnabledSecureTransportProtocols());
+    assertEquals(3, net.getSslHandshakeTimeout());
+    assertTrue(read.isTls());
+    // And written back as the same JSON names.
+    assertEquals(read.toJson(), new FrameEchoOptions(read.toJson()).toJson());
+    JsonObject jks = new JsonObject().put("ssl", true).put("keyStoreOptions", new JsonObject().put("path", "s.jks").put("password", "p"));
+    assertEquals("s.jks", ((io.vertx.core.net.JksOptions) new FrameEchoOptions(new JsonObject().put("netServerOptions", jks))
+      .getNetServerOptions().getKeyCertOptions()).getPath());
+    JsonObject pem = new JsonObject().put("ssl", true).put("pemKeyCertOptions", new JsonObject().put("certPath", "c.pem").put("keyPath", "k.pem"));
+    assertTrue(new FrameEchoOptions(new JsonObject().put("netServerOptions", pem)).isTls());
+  }
+
+  /** Whatever Vert.x would ignore is refused with its key: a setter's name, a second form, a value of another type. */
+  @Test
+  void netServerOptionsThatVertxWouldIgnoreAreRefused() {
+    assertEquals("netServerOptions.keyCertOptions: not a name Vert.x's NetServerOptions reads from JSON, so it would be ignored "
+      + "(in JSON: pemKeyCertOptions, pfxKeyCertOptions or keyStoreOptions)",
+      error(new JsonObject().put("netServerOptions", new JsonObject().put("ssl", true).put("keyCertOptions", new JsonObject()))));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("ssl", true)
+      .put("pemKeyCertOptions", new JsonObject().put("certPath", "c.pem").put("keyPath", "k.pem"))
+      .put("pfxKeyCertOptions", new JsonObject().put("path", "s.p12"))))
+      .startsWith("netServerOptions.pfxKeyCertOptions: not a name Vert.x's NetServerOptions reads from JSON"));
+    assertEquals("netServerOptions.tcpKeepAlive: expected true or false but got the string \"yes\" (Vert.x would ignore it)",
+      error(new JsonObject().put("netServerOptions", new JsonObject().put("tcpKeepAlive", "yes"))));
+    assertEquals("netServerOptions.acceptBacklog: expected an integer but got 1.5 (Vert.x would ignore it)",
+      error(new JsonObject().put("netServerOptions", new JsonObject().put("acceptBacklog", 1.5))));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("ssl", true)
+      .put("pfxKeyCertOptions", new JsonObject().put("file", "s.p12"))))
+      .startsWith("netServerOptions.pfxKeyCertOptions.file: not a name Vert.x reads here"));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("port", 1))).startsWith("netServerOptions.port: set it with the top-level key"));
+  }
+
+  /** TLS settings that would fail at start, or be ignored, fail here. */
+  @Test
+  void tlsSettingsMustMakeSense() {
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("ssl", true)))
+      .startsWith("netServerOptions.ssl: TLS needs a key and certificate"));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject()
+      .put("pfxKeyCertOptions", new JsonObject().put("path", "s.p12")))).startsWith("netServerOptions: key and certificate given without"));
+    assertTrue(error(new JsonObject().put("netServerOptions", new JsonObject().put("clientAuth", "REQUIRED")))
+      .startsWith("netServerOptions: trust or clientAuth given without TLS"));
+    // The tls section's PEM files with Vert.x's client authentication beside them: mutual TLS.
+    FrameEchoOptions mutual = new FrameEchoOptions(new JsonObject()
+      .put("tls", new JsonObject().put("certPath", "c.pem").put("keyPath", "k.pem"))
+      .put("netServerOptions", new JsonObject().put("clientAuth", "REQUIRED")
+        .put("pemTrustOptions", new JsonObject().put("certPaths", new io.vertx.core.json.JsonArray().add("ca.pem")))));
+    assertTrue(mutual.isTls());
   }
 
   @Test

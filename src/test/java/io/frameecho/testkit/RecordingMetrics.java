@@ -2,6 +2,7 @@ package io.frameecho.testkit;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -32,6 +33,7 @@ public final class RecordingMetrics implements FrameEchoMetrics {
 
   private final List<CloseReason> closed = new CopyOnWriteArrayList<>();
   private final List<Rejection> rejected = new CopyOnWriteArrayList<>();
+  private final List<HandshakeFailure> handshakesFailed = new CopyOnWriteArrayList<>();
   private final AtomicLong protocolErrors = new AtomicLong();
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong pauses = new AtomicLong();
@@ -62,6 +64,13 @@ public final class RecordingMetrics implements FrameEchoMetrics {
   public void connectionRejected(Rejection why) {
     Context reporter = reporter();
     rejected.add(why);
+    recorded(reporter);
+  }
+
+  @Override
+  public void handshakeFailed(HandshakeFailure why) {
+    Context reporter = reporter();
+    handshakesFailed.add(why);
     recorded(reporter);
   }
 
@@ -157,6 +166,15 @@ public final class RecordingMetrics implements FrameEchoMetrics {
   /** Completes once {@code count} connections have been turned away for {@code why}. */
   public Future<Void> rejected(Rejection why, long count) {
     return until(m -> m.rejectedFor(why) >= count);
+  }
+
+  /** Completes once {@code count} TLS handshakes have failed for {@code why}. */
+  public Future<Void> handshakesFailed(HandshakeFailure why, long count) {
+    return until(m -> m.handshakesFailedFor(why) >= count);
+  }
+
+  public long handshakesFailedFor(HandshakeFailure why) {
+    return handshakesFailed.stream().filter(r -> r == why).count();
   }
 
   /** Completes once some connection has stopped reading and not resumed since: reading is paused now. */

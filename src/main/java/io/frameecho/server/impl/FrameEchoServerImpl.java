@@ -24,7 +24,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
-import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,6 +52,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final long REFUSAL_LINGER_MS = 1000;
 
   private final Vertx vertx;
+  /** The event loop this server runs on. */
+  private final io.vertx.core.Context context;
   private final FrameEchoOptions options;
   /** Shared with the other instances of this server's deployment; attached while listening. */
   private ConnectionLimits limits;
@@ -61,6 +63,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** Where connections report: the application's ({@link #metrics}), or the built-in meters decided at listen. */
   private FrameEchoMetrics metrics;
   private NetServer netServer;
+  /** The TLS handshakes under way, or null for plain TCP. */
+  private TlsHandshakes handshakes;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -68,8 +72,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** Open connections of this server instance; touched on its event loop only. */
   private final Set<Connection> connections = new HashSet<>();
   private Future<Void> shutdown;
-  /** The event loop this server accepts on; set when it listens. */
-  private io.vertx.core.Context context;
   /** This server's answer to readiness, registered while it listens. */
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   private final Promise<Void> allClosed = Promise.promise();
@@ -78,6 +80,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
+    this.context = vertx.getOrCreateContext();
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
     this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
     this.ticker = Ticker.of(vertx);
@@ -114,14 +117,27 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         return Future.failedFuture(e);
       }
     }
+    // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
+    ServerSSLOptions tls = options.serverSslOptions();
+    netOptions.setSsl(false);
+    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls);
+    return material.compose(loaded -> listen(netOptions, tls, loaded));
+  }
+
+  private Future<FrameEchoServer> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
-    context = vertx.getOrCreateContext();
+    if (tls != null) {
+      handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, limits, metrics);
+    }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     return netServer.listen().onFailure(e -> detach()).map(s -> {
       operations.listening();
       operations.roomCheck(room);
+      if (handshakes != null) {
+        handshakes.register();
+      }
       if (requestHandler instanceof EventBusHandler eventBus) {
         eventBus.checkConsumer();
       }
@@ -132,7 +148,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
-        options.getTls() != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
+        handshakes != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
         Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
@@ -184,6 +200,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
   private NetServerOptions netServerOptions() {
+    try {
+      options.checkTls();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
+    }
     NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
       .setHost(options.getHost())
       .setPort(options.getPort());
@@ -191,7 +212,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (tls != null) {
       requireReadable("tls.certPath", tls.getCertPath());
       requireReadable("tls.keyPath", tls.getKeyPath());
-      netOptions.setSsl(true).setKeyCertOptions(new PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
     }
     return netOptions;
   }
@@ -241,6 +261,20 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       idle.giveWay();
       limits.gaveWay(ip);
     }
+    if (handshakes != null) {
+      handshakes.begin(socket, ip, established -> serve(established, ip));
+    } else {
+      serve(socket, ip);
+    }
+  }
+
+  /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
+  private void serve(NetSocket socket, String ip) {
+    if (shutdown != null) {
+      limits.release(ip);
+      socket.close();
+      return;
+    }
     Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
       metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
@@ -269,6 +303,25 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   }
 
   @Override
+  public Future<Void> updateTls(ServerSSLOptions tls) {
+    return handshakes == null ? notTls() : handshakes.update(Objects.requireNonNull(tls, "tls"));
+  }
+
+  @Override
+  public Future<Void> reloadTls() {
+    return handshakes == null ? notTls() : handshakes.reload();
+  }
+
+  private Future<Void> notTls() {
+    return Future.failedFuture(new IllegalStateException(netServer == null ? "not listening" : "this server does not serve TLS"));
+  }
+
+  /** See {@link FrameEchoServer#reloadTls(Vertx)}. */
+  public static Future<Integer> reloadAllTls(Vertx vertx) {
+    return TlsHandshakes.reloadAll(vertx);
+  }
+
+  @Override
   public int actualPort() {
     return netServer == null ? 0 : netServer.actualPort();
   }
@@ -282,6 +335,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return shutdown;
     }
     operations.stoppedListening();
+    if (handshakes != null) {
+      handshakes.closeAll();
+    }
     shutdown = allClosed.future().map(v -> {
       detach();
       log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
@@ -307,6 +363,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (shutdown == null) {
       operations.stoppedListening();
     }
+    if (handshakes != null) {
+      handshakes.closeAll();
+    }
     return netServer.close().onComplete(ar -> detach());
   }
 
@@ -315,6 +374,18 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     operations.draining();
     long delay = options.getDrainDelayMs();
     return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
+  }
+
+  /** See {@link FrameEchoServer#checkTls}. */
+  public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
+    ServerSSLOptions tls;
+    try {
+      options.checkTls();
+      tls = options.serverSslOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    return tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls).mapEmpty();
   }
 
   /**

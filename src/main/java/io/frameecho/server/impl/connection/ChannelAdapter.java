@@ -8,11 +8,17 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeTimeoutException;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.ReferenceCountUtil;
+import io.frameecho.server.HandshakeFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -21,6 +27,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.ServerSSLOptions;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,8 +36,11 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The one room that reaches under Vert.x's public {@link NetSocket} API: the poll loop's view of one
@@ -64,6 +74,11 @@ import java.util.concurrent.TimeUnit;
  * {@link #anyArgument}. The close is Netty's too: {@link #closeLingering} (a FIN, then reading until the
  * client is done) and {@link #closeNow}, so that Vert.x's {@code NetSocket.close()}, which differs between
  * the lines, is not used.
+ * <p>
+ * <b>TLS</b> is a server-side upgrade at accept ({@link #upgradeToTls}), so that a socket counts against the
+ * limits from accept, not from the end of its handshake. Vert.x 5.0 reads while it builds a TLS context (the first
+ * handshake with given key material) and queues the ClientHello where the TLS handler never sees it (fixed in
+ * 5.1.3): the channel does not read until the TLS handler is in the pipeline.
  */
 public final class ChannelAdapter implements ConnectionSocket {
 
@@ -90,6 +105,11 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   private static final Hooks HOOKS = Hooks.find();
+  /**
+   * Decrypted reads that came between the end of a TLS handshake and the connection's {@link #attach}: Vert.x
+   * hands what it queued during the handshake over at once, before the upgrade's future tells anyone.
+   */
+  private static final AttributeKey<List<ByteBuf>> EARLY_READS = AttributeKey.valueOf("frame-echo.early-reads");
 
   private final NetSocket socket;
   private final NetSocketInternal internal;
@@ -142,8 +162,70 @@ public final class ChannelAdapter implements ConnectionSocket {
     socket.closeHandler(v -> events.closed());
     socket.shutdownHandler(anyArgument(events::shutdownRequested));
     socket.exceptionHandler(events::failed);
-    HOOKS.readNettyBuffers(adapter.internal, events);
+    HOOKS.readNettyBuffers(adapter.internal, events::bytes);
     return adapter;
+  }
+
+  /**
+   * Hands the connection what was read, decrypted, between the end of its TLS handshake and {@link #attach}: once,
+   * after the connection has started, before anything else is read.
+   */
+  void deliverEarlyReads(Events events) {
+    List<ByteBuf> early = channel.hasAttr(EARLY_READS) ? channel.attr(EARLY_READS).getAndSet(null) : null;
+    if (early != null) {
+      early.forEach(events::bytes);
+    }
+  }
+
+  /**
+   * The server side of a TLS handshake on a socket accepted as plain TCP, with {@code options}; nothing of the
+   * frame protocol runs until it succeeds. The socket reads nothing until the TLS handler is in place; what is
+   * read, decrypted, after the handshake and before {@link #attach} is kept for the connection. If the upgrade
+   * fails, the socket is closed.
+   */
+  public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
+    NetSocketInternal internal = (NetSocketInternal) socket;
+    Channel channel = internal.channelHandlerContext().channel();
+    List<ByteBuf> early = new ArrayList<>();
+    channel.attr(EARLY_READS).set(early);
+    channel.closeFuture().addListener(closed -> {
+      List<ByteBuf> left = channel.attr(EARLY_READS).getAndSet(null);
+      if (left != null) {
+        left.forEach(ByteBuf::release);
+      }
+    });
+    HOOKS.readNettyBuffers(internal, early::add);
+    channel.config().setAutoRead(false);
+    // Vert.x writes once (an empty buffer) before it places the TLS handler, from that write's listener: once that
+    // has run, reading starts again (5.1.3 and later turn it back on themselves, in the same listener).
+    channel.pipeline().addFirst("frame-echo-tls-gate", new ChannelOutboundHandlerAdapter() {
+      @Override
+      public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        ChannelPromise written = promise.unvoid();
+        Channel ch = ctx.channel();
+        written.addListener(done -> ch.eventLoop().execute(() -> {
+          if (ch.pipeline().get(SslHandler.class) != null) {
+            ch.config().setAutoRead(true);
+          }
+        }));
+        ctx.write(msg, written);
+        ctx.pipeline().remove(this);
+      }
+    });
+    return socket.upgradeToSsl(options).onFailure(e -> internal.channelHandlerContext().close());
+  }
+
+  /** Why a TLS upgrade failed ({@link #upgradeToTls}'s cause), as operators count it. */
+  public static HandshakeFailure handshakeFailure(Throwable error) {
+    for (Throwable e = error; e != null; e = e.getCause() == e ? null : e.getCause()) {
+      if (e instanceof SslHandshakeTimeoutException) {
+        return HandshakeFailure.TIMEOUT;
+      }
+      if (e instanceof NotSslRecordException) {
+        return HandshakeFailure.NOT_TLS;
+      }
+    }
+    return HandshakeFailure.FAILED;
   }
 
   /**
@@ -308,14 +390,14 @@ public final class ChannelAdapter implements ConnectionSocket {
       }
     }
 
-    void readNettyBuffers(NetSocketInternal socket, Events events) {
+    void readNettyBuffers(NetSocketInternal socket, Consumer<ByteBuf> reads) {
       if (messageHandler == null) {
-        socket.handler(buffer -> events.bytes(Unpooled.wrappedBuffer(buffer.getBytes())));
+        socket.handler(buffer -> reads.accept(Unpooled.wrappedBuffer(buffer.getBytes())));
         return;
       }
       Handler<Object> handler = msg -> {
         if (msg instanceof ByteBuf bytes) {
-          events.bytes(bytes);
+          reads.accept(bytes);
         } else {
           ReferenceCountUtil.release(msg);
         }

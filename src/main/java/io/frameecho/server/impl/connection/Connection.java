@@ -106,6 +106,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     }
     ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
+    socket.deliverEarlyReads(connection);
     return connection;
   }
 

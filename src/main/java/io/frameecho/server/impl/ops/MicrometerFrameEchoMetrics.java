@@ -2,6 +2,7 @@ package io.frameecho.server.impl.ops;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -35,6 +36,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   private final Timer latency;
   private final Map<Rejection, Counter> rejected = new EnumMap<>(Rejection.class);
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
+  private final Map<HandshakeFailure, Counter> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   private final AtomicInteger paused = new AtomicInteger();
   /** The limits of the servers with this tag: the gauges add them up. */
   private final Set<ConnectionLimits> limits = ConcurrentHashMap.newKeySet();
@@ -62,6 +64,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
     for (CloseReason reason : CloseReason.values()) {
       closed.put(reason, Counter.builder("frame.echo.connections.closed").tags(tags).tag("reason", reason.name().toLowerCase(Locale.ROOT))
         .description("Connections ended, by reason (timeouts included)").register(registry));
+    }
+    for (HandshakeFailure why : HandshakeFailure.values()) {
+      handshakesFailed.put(why, Counter.builder("frame.echo.tls.handshakes.failed").tags(tags).tag("cause", why.tag())
+        .description("TLS handshakes that did not complete, by cause (timeout, not_tls, failed)").register(registry));
     }
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get).tags(tags)
       .description("Connections not reading because of back-pressure").register(registry);
@@ -111,6 +117,11 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   @Override
   public void connectionRejected(Rejection why) {
     rejected.get(why).increment();
+  }
+
+  @Override
+  public void handshakeFailed(HandshakeFailure why) {
+    handshakesFailed.get(why).increment();
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.shared;
 
+import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
@@ -37,6 +38,7 @@ public final class ConnectionLimits implements Shareable {
   private final ConnectionLogs connectionLogs;
   private final Map<Rejection, LogSummary.Cause> rejections = new EnumMap<>(Rejection.class);
   private final LogSummary.Cause gaveWay;
+  private final Map<HandshakeFailure, LogSummary.Cause> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
 
@@ -57,6 +59,10 @@ public final class ConnectionLimits implements Shareable {
     }
     gaveWay = logSummary.cause(log, Level.INFO, "closed {} more idle connection(s) for newcomers in the last {} ms, the latest "
       + "for {}: every slot of maxConnections (" + maxConnections + ") was taken");
+    for (HandshakeFailure why : HandshakeFailure.values()) {
+      handshakesFailed.put(why, logSummary.cause(log, Level.INFO, "{} more TLS handshake(s) failed (" + why.tag()
+        + ") in the last {} ms, the latest from {}"));
+    }
   }
 
   private static ConnectionLimits create(Vertx vertx, String deployment, int maxConnections, int maxConnectionsPerIp,
@@ -187,6 +193,16 @@ public final class ConnectionLimits implements Shareable {
     if (gaveWay.logNow(ip)) {
       log.info("closed an idle connection for a newcomer from {}: every slot of maxConnections ({}) was taken", ip,
         maxConnections);
+    }
+  }
+
+  /**
+   * Counts a TLS handshake from {@code ip} that did not complete: the first ones are logged at once with
+   * {@code detail} (what happened), then one summary line a second at most per cause.
+   */
+  public void handshakeFailed(HandshakeFailure why, String ip, String detail) {
+    if (handshakesFailed.get(why).logNow(ip)) {
+      log.info("TLS handshake from {} failed ({}): {}", ip, why.tag(), detail);
     }
   }
 

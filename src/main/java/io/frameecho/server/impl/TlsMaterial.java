@@ -1,0 +1,125 @@
+package io.frameecho.server.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.KeyCertOptions;
+import io.vertx.core.net.KeyStoreOptionsBase;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.ServerSSLOptions;
+import io.vertx.core.net.TrustOptions;
+import io.vertx.core.VertxException;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A server's TLS options with the files they name read into memory and checked: what every handshake uses until the
+ * next {@link #load}. Vert.x caches a TLS context by its options, which compare file names, not contents: options that
+ * carry the contents themselves get a new context when the files change (a rotation) and the cached one when they
+ * have not. Key material given as values, or in a form of an application's own, is passed on as it is.
+ */
+final class TlsMaterial {
+
+  private TlsMaterial() {
+  }
+
+  /** Reads and checks {@code configured}'s key material on a worker thread (the files are read blocking). */
+  static Future<ServerSSLOptions> load(Vertx vertx, ServerSSLOptions configured) {
+    ServerSSLOptions copy = configured.copy();
+    return vertx.executeBlocking(() -> loadBlocking(vertx, copy), false);
+  }
+
+  /**
+   * {@code configured} with its files' contents in place of their names, once key and trust material load.
+   *
+   * @throws VertxException saying which file or which material does not load, and why
+   */
+  static ServerSSLOptions loadBlocking(Vertx vertx, ServerSSLOptions configured) {
+    if (configured.getKeyCertOptions() == null) {
+      throw new VertxException("TLS needs a key and certificate (netServerOptions: pemKeyCertOptions, pfxKeyCertOptions, "
+        + "jksKeyCertOptions or keyStoreOptions; or the tls section)", true);
+    }
+    ServerSSLOptions loaded = configured.copy();
+    loaded.setKeyCertOptions(keyCert(vertx, configured.getKeyCertOptions()));
+    if (configured.getTrustOptions() != null) {
+      loaded.setTrustOptions(trust(vertx, configured.getTrustOptions()));
+    }
+    try {
+      loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
+    } catch (Exception e) {
+      throw new VertxException("the TLS key and certificate do not load: " + reason(e), e, true);
+    }
+    if (loaded.getTrustOptions() != null) {
+      try {
+        loaded.getTrustOptions().getTrustManagerFactory(vertx);
+      } catch (Exception e) {
+        throw new VertxException("the TLS trust store (for clientAuth) does not load: " + reason(e), e, true);
+      }
+    }
+    return loaded;
+  }
+
+  private static KeyCertOptions keyCert(Vertx vertx, KeyCertOptions options) {
+    if (options instanceof PemKeyCertOptions pem) {
+      PemKeyCertOptions loaded = new PemKeyCertOptions();
+      loaded.setKeyValues(values(vertx, pem.getKeyPaths(), pem.getKeyValues()));
+      loaded.setCertValues(values(vertx, pem.getCertPaths(), pem.getCertValues()));
+      return loaded;
+    }
+    if (options instanceof KeyStoreOptionsBase store) {
+      return (KeyCertOptions) inline(vertx, store);
+    }
+    return options.copy();
+  }
+
+  private static TrustOptions trust(Vertx vertx, TrustOptions options) {
+    if (options instanceof PemTrustOptions pem) {
+      PemTrustOptions loaded = new PemTrustOptions();
+      values(vertx, pem.getCertPaths(), pem.getCertValues()).forEach(loaded::addCertValue);
+      return loaded;
+    }
+    if (options instanceof KeyStoreOptionsBase store) {
+      return (TrustOptions) inline(vertx, store);
+    }
+    return options.copy();
+  }
+
+  private static KeyStoreOptionsBase inline(Vertx vertx, KeyStoreOptionsBase store) {
+    KeyStoreOptionsBase loaded = store.copy();
+    if (store.getPath() != null) {
+      loaded.setValue(read(vertx, store.getPath()));
+      loaded.setPath(null);
+    }
+    return loaded;
+  }
+
+  /** The contents of {@code paths}, then {@code values}: the order Vert.x pairs keys with certificates in. */
+  private static List<Buffer> values(Vertx vertx, List<String> paths, List<Buffer> values) {
+    List<Buffer> all = new ArrayList<>();
+    if (paths != null) {
+      paths.forEach(path -> all.add(read(vertx, path)));
+    }
+    if (values != null) {
+      all.addAll(values);
+    }
+    return all;
+  }
+
+  private static Buffer read(Vertx vertx, String path) {
+    try {
+      return vertx.fileSystem().readFileBlocking(path);
+    } catch (RuntimeException e) {
+      throw new VertxException("cannot read the TLS file " + path + ": " + reason(e), e, true);
+    }
+  }
+
+  private static String reason(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,85 @@
+package io.frameecho.cli;
+
+import io.frameecho.testkit.TestKeyStores;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code check-config} finds what would fail the start, TLS key material included, binding nothing. */
+class CheckConfigTest {
+
+  private static TestKeyStores stores;
+
+  @BeforeAll
+  static void makeStores() throws Exception {
+    stores = TestKeyStores.create();
+  }
+
+  @AfterAll
+  static void deleteStores() throws Exception {
+    stores.delete();
+  }
+
+  private record Result(int status, String out, String err) {
+  }
+
+  private static Result checkConfig(Map<String, String> env, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    String[] all = new String[args.length + 1];
+    all[0] = "check-config";
+    System.arraycopy(args, 0, all, 1, args.length);
+    Integer status = Main.run(all, env, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status == null ? 0 : status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  private static JsonObject pfxServer(String password) {
+    return new JsonObject().put("ssl", true).put("pfxKeyCertOptions",
+      new JsonObject().put("path", stores.serverStore().toString()).put("password", password));
+  }
+
+  private static void assertInvalid(Result result, String expected) {
+    assertEquals(1, result.status(), result.out() + result.err());
+    assertTrue(result.err().startsWith("frame-echo: invalid configuration: " + expected), result.err());
+    assertEquals(1, result.err().lines().count(), result.err());
+  }
+
+  @Test
+  void aPkcs12ServerWithClientAuthIsValid() {
+    JsonObject net = pfxServer(TestKeyStores.PASSWORD).put("clientAuth", "REQUIRED")
+      .put("pfxTrustOptions", new JsonObject().put("path", stores.serverTrust().toString()).put("password", TestKeyStores.PASSWORD));
+    Result result = checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", net).encode());
+    assertEquals(0, result.status(), result.err());
+    assertTrue(result.out().contains("with TLS"), result.out());
+  }
+
+  @Test
+  void whatWouldFailTheStartIsFound() throws Exception {
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"ssl\":true}}"), "netServerOptions.ssl: TLS needs a key and certificate");
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", new JsonObject().put("ssl", true)
+      .put("pfxKeyCertOptions", new JsonObject().put("path", "no-such.p12"))).encode()), "netServerOptions: cannot read the TLS file no-such.p12");
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", pfxServer("wrong")).encode()),
+      "netServerOptions: the TLS key and certificate do not load");
+    Path notAKey = Files.createTempFile("frame-echo", ".pem");
+    try {
+      Files.writeString(notAKey, "not a key\n");
+      assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("tls", new JsonObject().put("certPath", notAKey.toString())
+        .put("keyPath", notAKey.toString())).encode()), "tls: the TLS key and certificate do not load");
+    } finally {
+      Files.delete(notAKey);
+    }
+    assertInvalid(checkConfig(Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "{\"tcpKeepAlive\":\"yes\"}")),
+      "netServerOptions.tcpKeepAlive: expected true or false but got the string \"yes\"");
+  }
+}

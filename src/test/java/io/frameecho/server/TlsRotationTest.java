@@ -1,0 +1,138 @@
+package io.frameecho.server;
+
+import io.frameecho.client.FrameClient;
+import io.frameecho.testkit.TestKeyStores;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.PfxOptions;
+import io.vertx.core.net.SelfSignedCertificate;
+import io.vertx.core.net.ServerSSLOptions;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Certificate rotation without a restart: a connection open across a rotation keeps working, and a new connection
+ * sees the new certificate (a client that trusts only the new one is served, one that trusts only the old one is not).
+ */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
+class TlsRotationTest {
+
+  private SelfSignedCertificate first;
+  private SelfSignedCertificate second;
+  private Path dir;
+  private Path certPath;
+  private Path keyPath;
+  private FrameEchoServer server;
+
+  @BeforeEach
+  void files() throws Exception {
+    first = SelfSignedCertificate.create("localhost");
+    second = SelfSignedCertificate.create("localhost");
+    dir = Files.createTempDirectory("frame-echo-rotation");
+    certPath = dir.resolve("server.pem");
+    keyPath = dir.resolve("server-key.pem");
+    install(first);
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    if (server != null) {
+      await(server.close());
+    }
+    first.delete();
+    second.delete();
+    try (var files = Files.list(dir)) {
+      for (Path file : files.toList()) {
+        Files.delete(file);
+      }
+    }
+    Files.delete(dir);
+  }
+
+  /** The certificate the server's files hold, replaced as a renewal on disk replaces it. */
+  private void install(SelfSignedCertificate certificate) throws Exception {
+    Files.copy(Path.of(certificate.certificatePath()), certPath, StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(Path.of(certificate.privateKeyPath()), keyPath, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  private static <T> T await(Future<T> future) throws Exception {
+    return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+  }
+
+  private static NetClientOptions trusting(String certificatePath) {
+    return new NetClientOptions().setSsl(true).setHostnameVerificationAlgorithm("")
+      .setTrustOptions(new PemTrustOptions().addCertPath(certificatePath));
+  }
+
+  private static boolean connects(Vertx vertx, NetClientOptions client, int port) throws Exception {
+    return FrameClient.connect(vertx, client, "127.0.0.1", port, 1 << 20)
+      .compose(c -> c.request(Buffer.buffer("hello")).eventually(c::close))
+      .toCompletionStage().toCompletableFuture().handle((answer, error) -> error == null).get(30, TimeUnit.SECONDS);
+  }
+
+  private int listen(Vertx vertx) throws Exception {
+    server = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+      .setTls(new TlsOptions().setCertPath(certPath.toString()).setKeyPath(keyPath.toString())));
+    return await(server.listen()).actualPort();
+  }
+
+  @Test
+  void reloadReadsTheSameFilesAgainAndOpenConnectionsSurvive(Vertx vertx) throws Exception {
+    int port = listen(vertx);
+    FrameClient open = await(FrameClient.connect(vertx, trusting(first.certificatePath()), "127.0.0.1", port, 1 << 20));
+    try {
+      assertEquals(Buffer.buffer("before"), await(open.request(Buffer.buffer("before"))));
+
+      install(second);
+      assertTrue(connects(vertx, trusting(first.certificatePath()), port), "the files alone changed nothing");
+      await(server.reloadTls());
+
+      assertEquals(Buffer.buffer("across"), await(open.request(Buffer.buffer("across"))), "the open connection survives");
+      assertTrue(connects(vertx, trusting(second.certificatePath()), port), "a new connection gets the new certificate");
+      assertTrue(!connects(vertx, trusting(first.certificatePath()), port), "the old certificate is no longer served");
+    } finally {
+      await(open.close());
+    }
+  }
+
+  @Test
+  void aReloadThatCannotLoadKeepsTheCertificate(Vertx vertx) throws Exception {
+    int port = listen(vertx);
+    Files.writeString(keyPath, "not a key\n");
+    Throwable error = server.reloadTls().toCompletionStage().toCompletableFuture().handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+    assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load"), String.valueOf(error));
+    assertTrue(connects(vertx, trusting(first.certificatePath()), port), "the old certificate is still served");
+  }
+
+  /** In code, with Vert.x's own options: a PEM server rotated to a PKCS12 store. */
+  @Test
+  void updateTlsTakesVertxsOwnOptions(Vertx vertx) throws Exception {
+    TestKeyStores stores = TestKeyStores.create();
+    try {
+      int port = listen(vertx);
+      await(server.updateTls(new ServerSSLOptions()
+        .setKeyCertOptions(new PfxOptions().setPath(stores.serverStore().toString()).setPassword(TestKeyStores.PASSWORD))));
+      assertTrue(connects(vertx, new NetClientOptions().setSsl(true).setHostnameVerificationAlgorithm("")
+        .setTrustOptions(new PfxOptions().setPath(stores.clientTrust().toString()).setPassword(TestKeyStores.PASSWORD)), port));
+      assertEquals(1, await(FrameEchoServer.reloadTls(vertx)), "one TLS server in this Vert.x");
+    } finally {
+      stores.delete();
+    }
+  }
+}

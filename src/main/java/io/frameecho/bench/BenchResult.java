@@ -70,6 +70,7 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
       .put("label", settings.describe())
       .put("host", settings.host())
       .put("port", settings.port())
+      .put("unixSocket", settings.unixSocket())
       .put("connections", settings.connections())
       .put("pipeline", settings.pipeline())
       .put("sizeMin", settings.size().min())
@@ -98,7 +99,7 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
 
   /** The human-readable report. */
   public void print(PrintStream out) {
-    out.printf(Locale.ROOT, "target:          %s:%d, %d connections, pipeline %d, size %s%s%n", settings.host(), settings.port(),
+    out.printf(Locale.ROOT, "target:          %s, %d connections, pipeline %d, size %s%s%n", settings.target(),
       settings.connections(), settings.pipeline(), settings.size(), settings.rate() > 0 ? String.format(Locale.ROOT, ", rate %.0f/s", settings.rate()) : "");
     out.printf(Locale.ROOT, "measured:        %.2f s after %.1f s of warm-up%s%n", elapsedSeconds, settings.warmupSeconds(),
       settings.verify() ? ", every byte verified" : "");

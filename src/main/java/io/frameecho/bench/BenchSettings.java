@@ -6,10 +6,11 @@ package io.frameecho.bench;
  * @param requests total requests to complete, or 0 to run for {@code durationSeconds}
  * @param rate total requests per second across all connections (open loop), or 0 for closed loop
  * @param idle open the connections and send nothing (to measure a server's memory per connection)
+ * @param unixSocket connect to this unix domain socket instead of {@code host} and {@code port}, or null
  */
 public record BenchSettings(String host, int port, int connections, int pipeline, SizeRange size,
                             double durationSeconds, long requests, double warmupSeconds, boolean verify,
-                            double rate, int threads, boolean idle, String label) {
+                            double rate, int threads, boolean idle, String label, String unixSocket) {
 
   public BenchSettings {
     require(host != null && !host.isBlank(), "--host must not be empty");
@@ -25,6 +26,7 @@ public record BenchSettings(String host, int port, int connections, int pipeline
     require(rate >= 0, "--rate must be positive");
     require(rate == 0 || rate <= 1e9, "--rate is too high: " + rate);
     require(threads >= 1, "--threads must be at least 1, not " + threads);
+    require(unixSocket == null || !unixSocket.isEmpty(), "--unix-socket needs a path");
     require(!(idle && (rate > 0 || requests > 0 || verify)), "--idle sends nothing: it excludes --rate, --requests and --verify");
   }
 
@@ -34,11 +36,16 @@ public record BenchSettings(String host, int port, int connections, int pipeline
     }
   }
 
+  /** Where the load goes: {@code host:port}, or {@code unix:PATH}. */
+  public String target() {
+    return unixSocket != null ? "unix:" + unixSocket : host + ":" + port;
+  }
+
   /** A short description for reports: where, how many connections, how deep, how big. */
   public String describe() {
     if (label != null && !label.isBlank()) {
       return label;
     }
-    return host + ":" + port + " c=" + connections + " p=" + pipeline + " " + size + (rate > 0 ? " rate=" + (long) rate + "/s" : "");
+    return target() + " c=" + connections + " p=" + pipeline + " " + size + (rate > 0 ? " rate=" + (long) rate + "/s" : "");
   }
 }

@@ -13,15 +13,20 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioDomainSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import org.HdrHistogram.Histogram;
 
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.UnixDomainSocketAddress;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,8 +97,19 @@ public final class LoadGenerator {
     return Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
   }
 
-  private static Class<? extends SocketChannel> channelClass() {
+  private Class<? extends Channel> channelClass() {
+    if (settings.unixSocket() != null) {
+      return Epoll.isAvailable() ? EpollDomainSocketChannel.class : NioDomainSocketChannel.class;
+    }
     return Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
+  /** The server's address in the form the channel class takes. */
+  private SocketAddress serverAddress() {
+    if (settings.unixSocket() == null) {
+      return InetSocketAddress.createUnresolved(settings.host(), settings.port());
+    }
+    return Epoll.isAvailable() ? new DomainSocketAddress(settings.unixSocket()) : UnixDomainSocketAddress.of(settings.unixSocket());
   }
 
   private ByteBuf payloadTemplate() {
@@ -111,8 +127,12 @@ public final class LoadGenerator {
                        List<BenchConnection> connections, List<Channel> channels) throws InterruptedException {
     SslContext sslContext = tls == null ? null : tls.context();
     Bootstrap bootstrap = new Bootstrap().group(group).channel(channelClass())
-      .option(ChannelOption.TCP_NODELAY, true)
       .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+    if (settings.unixSocket() == null) {
+      // A unix socket has no Nagle to switch off (Netty would warn of an unknown option).
+      bootstrap.option(ChannelOption.TCP_NODELAY, true);
+    }
+    SocketAddress server = serverAddress();
     for (int first = 0; first < settings.connections(); first += CONNECT_BATCH) {
       List<ChannelFuture> batch = new ArrayList<>();
       List<BenchConnection> handlers = new ArrayList<>();
@@ -122,15 +142,15 @@ public final class LoadGenerator {
         handlers.add(handler);
         SslHandler ssl = sslContext == null ? null : sslContext.newHandler(ByteBufAllocator.DEFAULT, settings.host(), settings.port());
         sslHandlers.add(ssl);
-        batch.add(bootstrap.clone().handler(new ChannelInitializer<SocketChannel>() {
+        batch.add(bootstrap.clone().handler(new ChannelInitializer<Channel>() {
           @Override
-          protected void initChannel(SocketChannel channel) {
+          protected void initChannel(Channel channel) {
             if (ssl != null) {
               channel.pipeline().addLast(ssl);
             }
             channel.pipeline().addLast(handler);
           }
-        }).connect(settings.host(), settings.port()));
+        }).connect(server));
       }
       for (int i = 0; i < batch.size(); i++) {
         ChannelFuture f = batch.get(i);
@@ -152,7 +172,7 @@ public final class LoadGenerator {
           channels.add(f.channel());
         } else {
           stats.connectionFailures.increment();
-          stats.noteError("connect to " + settings.host() + ":" + settings.port() + " failed: "
+          stats.noteError("connect to " + settings.target() + " failed: "
             + (failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage()));
           f.channel().close();
         }

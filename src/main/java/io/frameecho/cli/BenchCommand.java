@@ -86,6 +86,9 @@ final class BenchCommand implements Callable<Integer> {
   String label;
 
   @Mixin
+  UnixSocketOption unixSocket = new UnixSocketOption();
+
+  @Mixin
   TlsClientOptions tlsOptions = new TlsClientOptions();
 
   @Option(names = "--json", paramLabel = "FILE", description = "write the results as one JSON document ('-': to stdout, the text report then goes to stderr)")
@@ -133,7 +136,7 @@ final class BenchCommand implements Callable<Integer> {
       double warmupSeconds = warmup != null ? warmup : requests != null ? 0 : defaultWarmup(durationSeconds);
       return new BenchSettings(host, port, connections, pipeline, SizeRange.parse(size),
         durationSeconds, requestCount, warmupSeconds, verify, rate,
-        threads == null ? Runtime.getRuntime().availableProcessors() : threads, idle, label);
+        threads == null ? Runtime.getRuntime().availableProcessors() : threads, idle, label, unixSocket.check(spec, tlsOptions.tls));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

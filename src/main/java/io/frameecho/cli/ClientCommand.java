@@ -5,6 +5,7 @@ import io.frameecho.protocol.Frames;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.SocketAddress;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -36,6 +37,9 @@ final class ClientCommand implements Callable<Integer> {
 
   @Option(names = "--timeout", defaultValue = "60", description = "seconds to wait for all responses (default: ${DEFAULT-VALUE})")
   int timeoutSeconds;
+
+  @Mixin
+  UnixSocketOption unixSocket = new UnixSocketOption();
 
   @Mixin
   TlsClientOptions tls = new TlsClientOptions();
@@ -74,6 +78,9 @@ final class ClientCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     tls.check(spec);
+    String socketPath = unixSocket.check(spec, tls.tls);
+    SocketAddress server = socketPath != null ? SocketAddress.domainSocketAddress(socketPath) : SocketAddress.inetSocketAddress(port, host);
+    String where = socketPath != null ? "unix:" + socketPath : host + ":" + port;
     List<Buffer> requests = new ArrayList<>();
     if (messages.isEmpty()) {
       requests.addAll(bookRequests());
@@ -86,7 +93,7 @@ final class ClientCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
     FrameClient client = null;
     try {
-      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), host, port, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
       List<Future<Buffer>> answers = new ArrayList<>();
       for (Buffer r : requests) {
         answers.add(client.request(r));
@@ -101,8 +108,11 @@ final class ClientCommand implements Callable<Integer> {
       return 1;
     } catch (Exception e) {
       Throwable cause = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-      err.println("frame-echo client: " + (cause instanceof java.net.ConnectException
-        ? "refused: nothing accepts connections on " + host + ":" + port + " (" + cause.getMessage() + ")"
+      // A unix socket that is not there fails to connect with "No such file or directory", not a ConnectException.
+      boolean refused = cause instanceof java.net.ConnectException
+        || (socketPath != null && client == null && cause instanceof java.net.SocketException);
+      err.println("frame-echo client: " + (refused
+        ? "refused: nothing accepts connections on " + where + " (" + cause.getMessage() + ")"
         : cause.getMessage()));
       return 1;
     } finally {

@@ -12,6 +12,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.SocketAddress;
 
 import java.util.ArrayDeque;
 
@@ -63,12 +64,21 @@ public final class FrameClient {
    * proxies and so on.
    */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, String host, int port, int maxFrameSize) {
+    return connect(vertx, netOptions, SocketAddress.inetSocketAddress(port, host), maxFrameSize);
+  }
+
+  /**
+   * Connects to {@code server}: a host and port ({@link SocketAddress#inetSocketAddress}), or a unix domain socket
+   * ({@link SocketAddress#domainSocketAddress}), which Vert.x reaches with its epoll or io_uring transport, or with
+   * NIO on JDK 16 and later.
+   */
+  public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, int maxFrameSize) {
     if (maxFrameSize <= 0) {
       return Future.failedFuture(new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize));
     }
     NetClient netClient = vertx.createNetClient(netOptions);
     return netClient
-      .connect(port, host)
+      .connect(server)
       .<FrameClient>map(socket -> {
         FrameClient client = new FrameClient(netClient, socket, vertx.getOrCreateContext(), maxFrameSize);
         client.start();

@@ -63,6 +63,7 @@ public class FrameEchoOptions {
   private static final List<OptionKey<FrameEchoOptions, ?>> KEYS = List.of(
     OptionKey.string("host", FrameEchoOptions::getHost, FrameEchoOptions::setHost),
     OptionKey.integer("port", FrameEchoOptions::getPort, FrameEchoOptions::setPort),
+    OptionKey.string("unixSocket", FrameEchoOptions::getUnixSocket, FrameEchoOptions::setUnixSocket),
     OptionKey.integer("maxFrameSize", FrameEchoOptions::getMaxFrameSize, FrameEchoOptions::setMaxFrameSize),
     OptionKey.integer("writeQueueMaxSize", FrameEchoOptions::getWriteQueueMaxSize, FrameEchoOptions::setWriteQueueMaxSize),
     OptionKey.section("handler", HandlerOptions.KEYS, HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
@@ -86,12 +87,16 @@ public class FrameEchoOptions {
     OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
       FrameEchoOptions::getMetrics, FrameEchoOptions::setMetrics));
 
+  /** The longest unix socket path, in bytes: Linux's {@code sun_path} is 108 bytes with the closing NUL. */
+  public static final int MAX_UNIX_SOCKET_PATH_BYTES = 107;
+
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
   private static final int MIN_PORT = -65535;
   private static final int MAX_PORT = 65535;
 
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
+  private String unixSocket = "";
   private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
   private int writeQueueMaxSize = DEFAULT_WRITE_QUEUE_MAX_SIZE;
   private HandlerOptions handler = new HandlerOptions();
@@ -126,6 +131,20 @@ public class FrameEchoOptions {
   public FrameEchoOptions(JsonObject json) {
     OptionKey.readJson(json, "", KEYS, this);
     checkTls();
+    checkListenAddress();
+  }
+
+  /**
+   * A server listens on a unix socket or on a host and port, not both: {@code unixSocket} with a host or port other
+   * than the defaults is refused rather than one of them being ignored.
+   *
+   * @throws IllegalArgumentException naming {@code unixSocket}
+   */
+  public void checkListenAddress() {
+    if (!unixSocket.isEmpty() && (!DEFAULT_HOST.equals(host) || port != DEFAULT_PORT)) {
+      throw new IllegalArgumentException("unixSocket: a server listens on a unix socket or on host and port, not both; "
+        + "leave host and port at their defaults (" + DEFAULT_HOST + ", " + DEFAULT_PORT + ") or unixSocket empty");
+    }
   }
 
   /**
@@ -207,6 +226,35 @@ public class FrameEchoOptions {
     }
     this.port = port;
     return this;
+  }
+
+  public String getUnixSocket() {
+    return unixSocket;
+  }
+
+  /**
+   * Listen on this unix domain socket path instead of a TCP host and port; empty (the default) for TCP. Vert.x
+   * listens on one with its epoll or io_uring transport, or with NIO (JDK 16 and later). A socket file left there by
+   * a process that died is removed when nothing listens on it; any other file there is left alone and the server
+   * does not start. At most {@value #MAX_UNIX_SOCKET_PATH_BYTES} bytes (the kernel's {@code sun_path}).
+   */
+  public FrameEchoOptions setUnixSocket(String unixSocket) {
+    java.util.Objects.requireNonNull(unixSocket, "unixSocket");
+    int bytes = unixSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    if (bytes > MAX_UNIX_SOCKET_PATH_BYTES) {
+      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " is " + bytes
+        + " bytes long; a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES);
+    }
+    if (unixSocket.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " contains a NUL character");
+    }
+    this.unixSocket = unixSocket;
+    return this;
+  }
+
+  /** The socket this server listens on: the {@code unixSocket} path, or null to listen on host and port. */
+  public io.vertx.core.net.SocketAddress unixSocketAddress() {
+    return unixSocket.isEmpty() ? null : io.vertx.core.net.SocketAddress.domainSocketAddress(unixSocket);
   }
 
   public int getMaxFrameSize() {

@@ -79,14 +79,14 @@ class BenchLogicTest {
   void settingsRefuseNonsenseNamingTheOption() {
     SizeRange s = SizeRange.parse("16");
     assertTrue(assertThrows(IllegalArgumentException.class,
-      () -> new BenchSettings("h", 1, 0, 1, s, 1, 0, 0, false, 0, 1, false, null)).getMessage().startsWith("--connections"));
+      () -> new BenchSettings("h", 1, 0, 1, s, 1, 0, 0, false, 0, 1, false, null, null)).getMessage().startsWith("--connections"));
     assertTrue(assertThrows(IllegalArgumentException.class,
-      () -> new BenchSettings("h", 1, 1, 0, s, 1, 0, 0, false, 0, 1, false, null)).getMessage().startsWith("--pipeline"));
+      () -> new BenchSettings("h", 1, 1, 0, s, 1, 0, 0, false, 0, 1, false, null, null)).getMessage().startsWith("--pipeline"));
     assertTrue(assertThrows(IllegalArgumentException.class,
-      () -> new BenchSettings("h", 70000, 1, 1, s, 1, 0, 0, false, 0, 1, false, null)).getMessage().startsWith("--port"));
+      () -> new BenchSettings("h", 70000, 1, 1, s, 1, 0, 0, false, 0, 1, false, null, null)).getMessage().startsWith("--port"));
     assertTrue(assertThrows(IllegalArgumentException.class,
-      () -> new BenchSettings("h", 1, 1, 1, s, 3, 0, 5, false, 0, 1, false, null)).getMessage().startsWith("--warmup"));
+      () -> new BenchSettings("h", 1, 1, 1, s, 3, 0, 5, false, 0, 1, false, null, null)).getMessage().startsWith("--warmup"));
     assertTrue(assertThrows(IllegalArgumentException.class,
-      () -> new BenchSettings("h", 1, 1, 1, s, 1, 0, 0, true, 0, 1, true, null)).getMessage().startsWith("--idle"));
+      () -> new BenchSettings("h", 1, 1, 1, s, 1, 0, 0, true, 0, 1, true, null, null)).getMessage().startsWith("--idle"));
   }
 }

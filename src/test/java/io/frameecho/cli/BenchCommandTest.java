@@ -131,6 +131,26 @@ class BenchCommandTest {
     assertTrue(report.contains("load generator:"), report);
   }
 
+  /** Over a unix socket: every request verified, and the server counted each one. */
+  @Test
+  void loadsAServerOnAUnixSocket(Vertx vertx) throws Exception {
+    Path socket = dir.resolve("fe.sock");
+    RecordingMetrics serverEvents = new RecordingMetrics();
+    FrameEchoServer.create(vertx, new FrameEchoOptions().setUnixSocket(socket.toString())).metrics(serverEvents).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Path json = dir.resolve("unix.json");
+    assertEquals(0, run("--unix-socket", socket.toString(), "-c", "2", "-P", "4", "-s", "0-2000", "--requests", "500", "--verify",
+      "--json", json.toString()), out + err());
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(500, result.getLong("requests"));
+    assertEquals(0, result.getLong("mismatches"));
+    assertEquals(socket.toString(), result.getString("unixSocket"));
+    assertTrue(out.toString(StandardCharsets.UTF_8).contains("target:          unix:" + socket + ", 2 connections"), out.toString(StandardCharsets.UTF_8));
+    assertEquals(500, serverEvents.requests());
+    assertEquals(2, run("--unix-socket", socket.toString(), "--host", "localhost"));
+    assertTrue(err().contains("--unix-socket and --host exclude each other"), err());
+  }
+
   @Test
   void wrongEchoIsCaughtAsMismatchesAndFailsTheRun(Vertx vertx) throws Exception {
     AtomicInteger count = new AtomicInteger();

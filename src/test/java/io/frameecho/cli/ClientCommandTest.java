@@ -12,8 +12,10 @@ import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -83,6 +85,29 @@ class ClientCommandTest {
     int port = RefusedPort.of(vertx).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     assertEquals(1, run("--port", String.valueOf(port), "x"));
     assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: refused: nothing accepts connections on 127.0.0.1:"), err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void connectsToAUnixSocket(Vertx vertx, @TempDir Path dir) throws Exception {
+    Path socket = dir.resolve("fe.sock");
+    FrameEchoServer.create(vertx, new FrameEchoOptions().setUnixSocket(socket.toString())).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(0, run("--unix-socket", socket.toString(), "hello", "unix"));
+    assertEquals("len:5 data:hello\nlen:4 data:unix\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
+  }
+
+  @Test
+  void aUnixSocketNobodyListensOnIsRefused(@TempDir Path dir) {
+    Path socket = dir.resolve("none.sock");
+    assertEquals(1, run("--unix-socket", socket.toString(), "x"));
+    assertTrue(err.toString(StandardCharsets.UTF_8).startsWith("frame-echo client: refused: nothing accepts connections on unix:" + socket + " ("),
+      err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void aUnixSocketWithAPortIsAUsageError() {
+    assertEquals(2, run("--unix-socket", "/tmp/fe.sock", "--port", "1234", "x"));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("--unix-socket and --port exclude each other"), err.toString(StandardCharsets.UTF_8));
   }
 
   @Test

@@ -17,6 +17,7 @@ import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -132,7 +133,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, limits, metrics);
     }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
-    return netServer.listen().onFailure(e -> detach()).map(s -> {
+    SocketAddress unixSocket = options.unixSocketAddress();
+    Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
+    return bound.onFailure(e -> detach()).map(s -> {
       operations.listening();
       operations.roomCheck(room);
       if (handshakes != null) {
@@ -144,10 +147,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
-      log.info("frame-echo listening on {}:{}{}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+      log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
-        options.getHost(), s.actualPort(), "0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : "",
+        unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort()
+          + ("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : ""),
         handshakes != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
         Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
@@ -171,6 +175,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       }
       operations.remove(metrics, limits);
       limits.detach(vertx);
+      if (!options.getUnixSocket().isEmpty()) {
+        SocketPaths.release(vertx, options.getUnixSocket());
+      }
     }
   }
 
@@ -192,16 +199,20 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return answer.future();
   }
 
-  /** The {@code server} tag of this server's meters: {@code metrics.server}, or the frame port as configured. */
+  /**
+   * The {@code server} tag of this server's meters: {@code metrics.server}, or the frame port as configured, or the
+   * unix socket's path.
+   */
   private String meterTag() {
     String server = options.getMetrics().getServer();
-    return server.isEmpty() ? String.valueOf(options.getPort()) : server;
+    return !server.isEmpty() ? server : !options.getUnixSocket().isEmpty() ? options.getUnixSocket() : String.valueOf(options.getPort());
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
   private NetServerOptions netServerOptions() {
     try {
       options.checkTls();
+      options.checkListenAddress();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }
@@ -297,9 +308,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     connections.add(connection);
   }
 
+  /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
   private static String clientAddress(NetSocket socket) {
     SocketAddress remote = socket.remoteAddress();
-    return remote == null ? "unknown" : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
+    return remote == null ? "unknown" : remote.isDomainSocket() ? "unix"
+      : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
   }
 
   @Override

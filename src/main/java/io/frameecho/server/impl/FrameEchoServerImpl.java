@@ -77,7 +77,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   private final Promise<Void> allClosed = Promise.promise();
   private int drained;
+  private int closedIdle;
   private int cut;
+  /** The listening channel, learned from the first connection it accepted; null before. */
+  private ChannelAdapter.Listener listener;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -251,10 +254,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * slot to the newcomer; only when none can is the newcomer turned away.
    */
   private void accept(NetSocket socket) {
-    if (shutdown != null) {
-      // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
-      socket.close();
-      return;
+    if (listener == null) {
+      listener = ChannelAdapter.listenerOf(socket);
     }
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
@@ -281,7 +282,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
   private void serve(NetSocket socket, String ip) {
-    if (shutdown != null) {
+    if (shutdown != null && handshakes != null) {
+      // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
+      // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
       socket.close();
       return;
@@ -297,6 +300,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         if (shutdown != null) {
           if (closed.wasCut()) {
             cut++;
+          } else if (closed.closedIdle()) {
+            closedIdle++;
           } else {
             drained++;
           }
@@ -306,6 +311,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         }
       });
     connections.add(connection);
+    if (shutdown != null) {
+      // Accepted while stopping (the listener's last accepts reach this event loop after shutdown began): it is
+      // served like the others, with the grace for its first request.
+      connection.shutdownRequested();
+    }
   }
 
   /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
@@ -339,6 +349,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return netServer == null ? 0 : netServer.actualPort();
   }
 
+  /**
+   * Stops accepting, then lets Vert.x close the listener and tell every connection; completes once the port is
+   * unbound and every connection has closed. In that order, a connection the kernel had queued and not handed over
+   * yet stays queued until the listener closes (and moves to another listener of a reuseport group with Linux's
+   * {@code tcp_migrate_req}), and one already accepted is served.
+   */
   @Override
   public Future<Void> shutdown() {
     if (netServer == null) {
@@ -351,21 +367,37 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    shutdown = allClosed.future().map(v -> {
+    Promise<Void> unbound = Promise.promise();
+    shutdown = Future.all(unbound.future(), allClosed.future()).map(v -> {
       detach();
-      log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
+      log.info("frame-echo on port {} shut down{}: {} connection(s) drained, {} closed idle, {} cut", netServer.actualPort(),
+        stopCause(), drained, closedIdle, cut);
       return null;
     });
-    if (connections.isEmpty()) {
-      allClosed.tryComplete();
-    }
     long timeout = options.getShutdownTimeoutMs();
     // Vert.x's own forced close still flushes first, which a client that does not read can block: at the
     // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
     allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
-    netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+    io.vertx.core.Context context = vertx.getOrCreateContext();
+    Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
+    stopped.onComplete(ar -> {
+      Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+      if (listener != null) {
+        listener.resumeIfOpen();
+      }
+      closing.transform(done -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(unbound);
+      if (connections.isEmpty()) {
+        allClosed.tryComplete();
+      }
+    });
     return shutdown;
+  }
+
+  /** What stopped the process, for the shutdown line: " on SIGTERM", or nothing when the application stopped it. */
+  private static String stopCause() {
+    String signal = StopSignal.received();
+    return signal == null ? "" : " on " + signal;
   }
 
   @Override
@@ -379,7 +411,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    return netServer.close().onComplete(ar -> detach());
+    io.vertx.core.Context context = vertx.getOrCreateContext();
+    return netServer.close().transform(ar -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(ar -> detach());
   }
 
   @Override

@@ -51,6 +51,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
   /** At most how long a refused client's input is read and discarded before its socket closes. */
   private static final long REFUSAL_LINGER_MS = 1000;
+  /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
+  private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
+  private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
 
   private final Vertx vertx;
   /** The event loop this server runs on. */
@@ -150,6 +153,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
+      warnIfQueuedConnectionsDoNotMigrate();
       log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
@@ -166,6 +170,30 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       }
       return this;
     });
+  }
+
+  /** {@code netServerOptions.reusePort}: a new process may bind the same ports while this one runs (a restart). */
+  private boolean reusePort() {
+    return new NetServerOptions(options.getNetServerOptions()).isReusePort();
+  }
+
+  /**
+   * With {@code reusePort} on Linux, one WARN per process when {@code net.ipv4.tcp_migrate_req} is 0: a restart then
+   * resets the connections queued on this process's listener when it closes. Read off the event loop.
+   */
+  private void warnIfQueuedConnectionsDoNotMigrate() {
+    if (!reusePort() || !System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")
+        || !MIGRATE_REQ_CHECKED.compareAndSet(false, true)) {
+      return;
+    }
+    vertx.fileSystem().readFile(TCP_MIGRATE_REQ).onSuccess(value -> {
+      if ("0".equals(value.toString().trim())) {
+        log.warn("reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections its listener has "
+          + "queued and not accepted yet are reset instead of moving to the new process (a few per restart under load); "
+          + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection");
+      }
+    }).onFailure(e -> log.warn("reusePort is on and this kernel has no net.ipv4.tcp_migrate_req (Linux before 5.14): when this "
+      + "process stops, connections its listener has queued and not accepted yet are reset instead of moving to the new process"));
   }
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
@@ -441,10 +469,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
     io.vertx.core.Context endpoint = Operations.endpointContext(vertx);
     if (endpoint == null) {
-      return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+      return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
     }
     Promise<Integer> opened = Promise.promise();
-    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, operations)
+    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, reusePort(), operations)
       .map(http -> http.actualPort()).onComplete(opened));
     return opened.future();
   }

@@ -43,12 +43,14 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RestartIT {
 
-  private static final Path JAR = Path.of("target", "frame-echo.jar");
+  /** The jar under test; {@code -Drestart.jar} measures another build (an older one, say) the same way. */
+  private static final Path JAR = Path.of(System.getProperty("restart.jar", "target/frame-echo.jar"));
   private static final Path MIGRATE_REQ = Path.of("/proc/sys/net/ipv4/tcp_migrate_req");
-  private static final int CLIENT_THREADS = 6;
-  /** Connections before the new process starts, and after the old one has exited. */
-  private static final int BEFORE = 600;
-  private static final int AFTER = 600;
+  /** Client threads ({@code -Drestart.threads}). */
+  private static final int CLIENT_THREADS = Integer.getInteger("restart.threads", 6);
+  /** Connections before the new process starts, and after the old one has exited ({@code -Drestart.connections}). */
+  private static final int BEFORE = Integer.getInteger("restart.connections", 600);
+  private static final int AFTER = BEFORE;
   /** A bound on the whole loop, whatever happens. */
   private static final int AT_MOST = 200_000;
 
@@ -109,8 +111,10 @@ class RestartIT {
     boolean migrates = Files.isReadable(MIGRATE_REQ) && Files.readString(MIGRATE_REQ).trim().equals("1");
     int port = freePort();
     int metricsPort = freePort();
+    // Metrics on, as the procedure must work with them (-Drestart.metrics=false measures without).
+    boolean metrics = Boolean.parseBoolean(System.getProperty("restart.metrics", "true"));
     String conf = "{\"host\":\"127.0.0.1\",\"port\":" + port + ",\"transport\":\"epoll\",\"netServerOptions\":{\"reusePort\":true},"
-      + "\"metrics\":{\"enabled\":true,\"host\":\"127.0.0.1\",\"port\":" + metricsPort + "}}";
+      + "\"metrics\":{\"enabled\":" + metrics + ",\"host\":\"127.0.0.1\",\"port\":" + metricsPort + "}}";
 
     List<String> oldLog = new java.util.concurrent.CopyOnWriteArrayList<>();
     Process old = start(conf, oldLog);

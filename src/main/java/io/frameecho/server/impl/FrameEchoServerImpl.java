@@ -19,6 +19,7 @@ import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -189,7 +190,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     vertx.fileSystem().readFile(TCP_MIGRATE_REQ).onSuccess(value -> {
       if ("0".equals(value.toString().trim())) {
         log.warn("reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections its listener has "
-          + "queued and not accepted yet are reset instead of moving to the new process (a few per restart under load); "
+          + "queued and not accepted yet are reset instead of moving to the process that replaces it; "
           + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection");
       }
     }).onFailure(e -> log.warn("reusePort is on and this kernel has no net.ipv4.tcp_migrate_req (Linux before 5.14): when this "
@@ -407,7 +408,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
     allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
-    io.vertx.core.Context context = vertx.getOrCreateContext();
+    Context context = vertx.getOrCreateContext();
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
     stopped.onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
@@ -439,8 +440,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    io.vertx.core.Context context = vertx.getOrCreateContext();
-    return netServer.close().transform(ar -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(ar -> detach());
+    Context context = vertx.getOrCreateContext();
+    return netServer.close()
+      .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
+        .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
+      .onComplete(ar -> detach());
   }
 
   @Override

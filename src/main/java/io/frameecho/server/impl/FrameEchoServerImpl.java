@@ -408,7 +408,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
     allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
-    Context context = vertx.getOrCreateContext();
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
     stopped.onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
@@ -440,7 +439,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    Context context = vertx.getOrCreateContext();
     return netServer.close()
       .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
@@ -471,7 +469,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
    */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    io.vertx.core.Context endpoint = Operations.endpointContext(vertx);
+    Context endpoint = Operations.endpointContext(vertx);
     if (endpoint == null) {
       return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
     }

@@ -278,9 +278,28 @@ class RestartIT {
     }
   }
 
+  /**
+   * A free loopback port that a reuseport listener can bind: a port that earlier connections used as their local
+   * port may still have some in TIME_WAIT, and a reuseport listener cannot bind over those where a plain one can. So
+   * a candidate is bound plainly (nobody else listens: a reuseport probe would join another's group) and then with
+   * {@code SO_REUSEPORT}, as the servers will.
+   */
   private static int freePort() throws IOException {
-    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return probe.getLocalPort();
+    for (int i = 0; i < 100; i++) {
+      int port;
+      try (ServerSocket plain = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        port = plain.getLocalPort();
+      }
+      try (java.nio.channels.ServerSocketChannel probe = java.nio.channels.ServerSocketChannel.open()) {
+        probe.setOption(java.net.StandardSocketOptions.SO_REUSEPORT, true);
+        probe.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+        return port;
+      } catch (IOException timeWait) {
+        // try another
+      }
     }
+    throw new IOException("no port a reuseport listener can bind");
   }
+
+
 }

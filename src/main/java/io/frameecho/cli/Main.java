@@ -102,6 +102,7 @@ public final class Main {
     // The launcher finds the Main-Verticle attribute only in the manifest whose Main-Class is the launcher
     // class itself; naming frame-echo's verticle here deploys it by name (so HA can redeploy it) all the same.
     String[] launcherArgs = deploysFrameEcho(args) ? prepend(FrameEchoVerticle.class.getName(), args) : args;
+    Signals.install();
     int exitCode = new ServerLauncher(launcherArgs, new ServerLauncher.Hooks(config, debug, err)).launch();
     return exitCode == 0 ? null : exitCode;
   }

@@ -40,6 +40,8 @@ final class ServerLauncher extends VertxApplication {
     private final PrintStream err;
     /** The metrics and health endpoint's own Vert.x (one event loop), while the server runs with metrics on. */
     private Vertx endpointVertx;
+    /** The frame server's transport: the endpoint's Vert.x uses it too (reusePort needs a native one). */
+    private Transport transport = Transport.NIO;
 
     Hooks(JsonObject config, boolean debug, PrintStream err) {
       this.config = config;
@@ -63,6 +65,7 @@ final class ServerLauncher extends VertxApplication {
           wanted.equals("auto") ? "epoll" : wanted, why == null ? "not on this platform" : why.toString());
         transport = Transport.NIO;
       }
+      this.transport = transport;
       return Vertx.builder().with(options).withTransport(transport);
     }
 
@@ -91,8 +94,10 @@ final class ServerLauncher extends VertxApplication {
       HangupReload.vertxStarted(context.vertx());
       Object metrics = config.getValue("metrics");
       if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled")) && !Boolean.FALSE.equals(m.getValue("endpoint"))) {
+        // On the frame server's transport: with netServerOptions.reusePort the endpoint joins its port's reuseport
+        // group (a restart), which NIO would ignore.
         endpointVertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)
-          .setInternalBlockingPoolSize(1)).build();
+          .setInternalBlockingPoolSize(1)).withTransport(transport).build();
         // From this (non-Vert.x) thread: a plain event-loop context of the endpoint's Vert.x.
         Operations.openEndpointOn(context.vertx(), endpointVertx.getOrCreateContext());
       }

@@ -73,12 +73,14 @@ public interface FrameEchoServer {
   int actualPort();
 
   /**
-   * Graceful shutdown: stops accepting, lets every connection answer the frames it has received and flush
-   * them, and after {@code shutdownTimeoutMs} cuts what remains. Logs how many were drained and cut.
+   * Graceful shutdown: stops accepting, closes at once the connections that owe nothing, gives one accepted moments
+   * before and silent so far a short grace for its first request, lets every other connection answer the frames it
+   * has received and flush them, and after {@code shutdownTimeoutMs} cuts what remains. Logs how many were drained,
+   * closed idle and cut. Completes once the port is unbound and every connection has closed.
    */
   Future<Void> shutdown();
 
-  /** Stops accepting and closes every connection at once. */
+  /** Stops accepting and closes every connection at once; completes once the port is unbound. */
   Future<Void> close();
 
   /**

@@ -90,23 +90,24 @@ public class FrameEchoVerticle extends VerticleBase {
     if (metrics != null) {
       server.metrics(metrics);
     }
-    Future<FrameEchoServer> listening = server.listen()
-      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException || e instanceof IllegalStateException ? e
-        : cannotListen("", options.getHost(), options.getPort(), e)));
-    // The meters are the server's; the HTTP port only when asked for (an application may export them itself).
-    if (!options.getMetrics().isEnabled() || !options.getMetrics().isEndpoint()) {
-      return listening;
-    }
     MetricsOptions metrics = options.getMetrics();
-    // Only the metrics endpoint's own failure is described as one: a frame port that cannot be bound keeps
-    // its own message. (A failed deployment closes the frame server Vert.x opened for it.)
-    return listening.compose(s -> server.openOperationsEndpoint(metrics)
-        .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e))))
-      .onSuccess(port -> {
-        metricsPort = port;
-        log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
-          metricsPort, "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "");
-      });
+    // The metrics endpoint is bound first: a process whose metrics port is taken fails before it says it is
+    // listening, so that a restart that waits for that line never stops the old process for a new one that dies.
+    // (A failed deployment closes what Vert.x opened for it.)
+    // The meters are the server's; the HTTP port only when asked for (an application may export them itself).
+    boolean endpoint = metrics.isEnabled() && metrics.isEndpoint();
+    Future<Integer> operations = !endpoint ? Future.succeededFuture(0) : server.openOperationsEndpoint(metrics)
+      .recover(e -> Future.failedFuture(cannotListen("metrics endpoint ", metrics.getHost(), metrics.getPort(), e)));
+    return operations.compose(port -> server.listen()
+      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException || e instanceof IllegalStateException ? e
+        : cannotListen("", options.getHost(), options.getPort(), e)))
+      .onSuccess(s -> {
+        if (endpoint) {
+          metricsPort = port;
+          log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
+            metricsPort, "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "");
+        }
+      }));
   }
 
   /** Names the address that could not be bound; the cause's text without Netty's prefix (bind(..) failed with error(-98): ...). */

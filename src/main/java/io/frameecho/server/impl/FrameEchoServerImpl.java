@@ -19,6 +19,7 @@ import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -51,6 +52,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
   /** At most how long a refused client's input is read and discarded before its socket closes. */
   private static final long REFUSAL_LINGER_MS = 1000;
+  /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
+  private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
+  private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
 
   private final Vertx vertx;
   /** The event loop this server runs on. */
@@ -77,7 +81,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   private final Promise<Void> allClosed = Promise.promise();
   private int drained;
+  private int closedIdle;
   private int cut;
+  /** The listening channel, learned from the first connection it accepted; null before. */
+  private ChannelAdapter.Listener listener;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -147,6 +154,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
         log.info("{}", ChannelAdapter.hooks());
       }
+      warnIfQueuedConnectionsDoNotMigrate();
       log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
           + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
@@ -163,6 +171,30 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       }
       return this;
     });
+  }
+
+  /** {@code netServerOptions.reusePort}: a new process may bind the same ports while this one runs (a restart). */
+  private boolean reusePort() {
+    return new NetServerOptions(options.getNetServerOptions()).isReusePort();
+  }
+
+  /**
+   * With {@code reusePort} on Linux, one WARN per process when {@code net.ipv4.tcp_migrate_req} is 0: a restart then
+   * resets the connections queued on this process's listener when it closes. Read off the event loop.
+   */
+  private void warnIfQueuedConnectionsDoNotMigrate() {
+    if (!reusePort() || !System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")
+        || !MIGRATE_REQ_CHECKED.compareAndSet(false, true)) {
+      return;
+    }
+    vertx.fileSystem().readFile(TCP_MIGRATE_REQ).onSuccess(value -> {
+      if ("0".equals(value.toString().trim())) {
+        log.warn("reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections its listener has "
+          + "queued and not accepted yet are reset instead of moving to the process that replaces it; "
+          + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection");
+      }
+    }).onFailure(e -> log.warn("reusePort is on and this kernel has no net.ipv4.tcp_migrate_req (Linux before 5.14): when this "
+      + "process stops, connections its listener has queued and not accepted yet are reset instead of moving to the new process"));
   }
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
@@ -251,10 +283,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * slot to the newcomer; only when none can is the newcomer turned away.
    */
   private void accept(NetSocket socket) {
-    if (shutdown != null) {
-      // Accepted and closed at once: cheaper for both sides than leaving it in the backlog.
-      socket.close();
-      return;
+    if (listener == null) {
+      listener = ChannelAdapter.listenerOf(socket);
     }
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
@@ -281,7 +311,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
   private void serve(NetSocket socket, String ip) {
-    if (shutdown != null) {
+    if (shutdown != null && handshakes != null) {
+      // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
+      // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
       socket.close();
       return;
@@ -297,6 +329,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         if (shutdown != null) {
           if (closed.wasCut()) {
             cut++;
+          } else if (closed.closedIdle()) {
+            closedIdle++;
           } else {
             drained++;
           }
@@ -306,6 +340,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         }
       });
     connections.add(connection);
+    if (shutdown != null) {
+      // Accepted while stopping (the listener's last accepts reach this event loop after shutdown began): it is
+      // served like the others, with the grace for its first request.
+      connection.shutdownRequested();
+    }
   }
 
   /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
@@ -339,6 +378,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return netServer == null ? 0 : netServer.actualPort();
   }
 
+  /**
+   * Stops accepting, then lets Vert.x close the listener and tell every connection; completes once the port is
+   * unbound and every connection has closed. In that order, a connection the kernel had queued and not handed over
+   * yet stays queued until the listener closes (and moves to another listener of a reuseport group with Linux's
+   * {@code tcp_migrate_req}), and one already accepted is served.
+   */
   @Override
   public Future<Void> shutdown() {
     if (netServer == null) {
@@ -351,21 +396,36 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    shutdown = allClosed.future().map(v -> {
+    Promise<Void> unbound = Promise.promise();
+    shutdown = Future.all(unbound.future(), allClosed.future()).map(v -> {
       detach();
-      log.info("frame-echo on port {} shut down: {} connection(s) drained, {} cut", netServer.actualPort(), drained, cut);
+      log.info("frame-echo on port {} shut down{}: {} connection(s) drained, {} closed idle, {} cut", netServer.actualPort(),
+        stopCause(), drained, closedIdle, cut);
       return null;
     });
-    if (connections.isEmpty()) {
-      allClosed.tryComplete();
-    }
     long timeout = options.getShutdownTimeoutMs();
     // Vert.x's own forced close still flushes first, which a client that does not read can block: at the
     // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
     allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
-    netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+    Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
+    stopped.onComplete(ar -> {
+      Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+      if (listener != null) {
+        listener.resumeIfOpen();
+      }
+      closing.transform(done -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(unbound);
+      if (connections.isEmpty()) {
+        allClosed.tryComplete();
+      }
+    });
     return shutdown;
+  }
+
+  /** What stopped the process, for the shutdown line: " on SIGTERM", or nothing when the application stopped it. */
+  private static String stopCause() {
+    String signal = StopSignal.received();
+    return signal == null ? "" : " on " + signal;
   }
 
   @Override
@@ -379,7 +439,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    return netServer.close().onComplete(ar -> detach());
+    return netServer.close()
+      .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
+        .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
+      .onComplete(ar -> detach());
   }
 
   @Override
@@ -406,12 +469,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
    */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    io.vertx.core.Context endpoint = Operations.endpointContext(vertx);
+    Context endpoint = Operations.endpointContext(vertx);
     if (endpoint == null) {
-      return OperationsEndpoint.start(vertx, metricsOptions, operations).map(http -> http.actualPort());
+      return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
     }
     Promise<Integer> opened = Promise.promise();
-    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, operations)
+    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, reusePort(), operations)
       .map(http -> http.actualPort()).onComplete(opened));
     return opened.future();
   }

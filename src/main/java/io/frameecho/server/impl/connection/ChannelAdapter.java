@@ -16,12 +16,14 @@ import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeTimeoutException;
 import io.netty.util.AttributeKey;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.netty.util.ReferenceCountUtil;
 import io.frameecho.server.HandshakeFailure;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.VertxInternal;
@@ -66,7 +68,9 @@ import java.util.function.Consumer;
  *   <li><b>a close that does not flush</b> (the Vert.x handler's own context): a client that does not read
  *   would hold a flushing close open;</li>
  *   <li><b>a lingering close</b> (a FIN through the channel's {@code shutdownOutput}, then reads): Vert.x
- *   closes a socket with unread input, which sends a reset.</li>
+ *   closes a socket with unread input, which sends a reset;</li>
+ *   <li><b>the listener</b> ({@link Listener}, the accepted channel's parent, and the acceptor event loops):
+ *   to stop accepting before Vert.x's shutdown, and to complete a shutdown only once the port is unbound.</li>
  * </ul>
  * {@code channelHandlerContext()} and {@code writeMessage} kept their form from Vert.x 5.0 to 5.2; the
  * channel work is plain Netty, placed once in the pipeline before Vert.x's handler (as vertx-mqtt does).
@@ -318,8 +322,22 @@ public final class ChannelAdapter implements ConnectionSocket {
    */
   @Override
   public void closeLingering(long lingerMs) {
+    finThenLinger(lingerMs, false);
+  }
+
+  /**
+   * As {@link #closeLingering}, but the socket closes on the event loop's next turn after the FIN: what the client
+   * had already sent is read (and discarded) in that turn, so the close sends no reset, and an idle client that
+   * keeps its socket open does not hold the server's stop.
+   */
+  @Override
+  public void closeOwingNothing() {
+    finThenLinger(0, true);
+  }
+
+  private void finThenLinger(long lingerMs, boolean afterFin) {
     internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
-      if (written.failed() || lingerMs == 0 || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
+      if (written.failed() || (lingerMs == 0 && !afterFin) || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
         closeNow();
         return;
       }
@@ -332,6 +350,8 @@ public final class ChannelAdapter implements ConnectionSocket {
         }
         lingering = true;
         reading(true);
+        // A scheduled task runs after the event loop's next look at its sockets (Netty moves due scheduled tasks
+        // to its queue only before a batch of tasks, after the IO pass): bytes that had arrived are read first.
         ScheduledFuture<?> deadline = channel.eventLoop().schedule(this::closeNow, lingerMs, TimeUnit.MILLISECONDS);
         channel.closeFuture().addListener(closed -> deadline.cancel(false));
       }));
@@ -351,6 +371,72 @@ public final class ChannelAdapter implements ConnectionSocket {
   @Override
   public void closeNow() {
     internal.channelHandlerContext().close();
+  }
+
+  /** The listening channel {@code socket} was accepted by, to stop accepting before Vert.x closes it. */
+  public static Listener listenerOf(NetSocket socket) {
+    Channel parent = ((NetSocketInternal) socket).channelHandlerContext().channel().parent();
+    return parent == null ? null : new Listener(parent);
+  }
+
+  /**
+   * A server's listening channel (Netty's parent of the sockets it accepted). Vert.x's shutdown first takes the
+   * server's event loop out of the listener's round robin, then closes the listener: a connection the listener
+   * accepts in between is closed unanswered (Vert.x 5.0 to 5.2), and the kernel's queue of connections not
+   * accepted yet is dropped (or, with {@code tcp_migrate_req}, moved to another listener of a reuseport group)
+   * only when the listener closes. So the server stops the listener reading first: nothing more is accepted,
+   * what the kernel holds stays queued until the close.
+   */
+  public static final class Listener {
+
+    private final Channel channel;
+
+    private Listener(Channel channel) {
+      this.channel = channel;
+    }
+
+    /**
+     * Stops accepting; the future completes on {@code context} once the listener's event loop has handed every
+     * connection it already accepted to its event loop (and those event loops' earlier tasks, which register
+     * them, have run).
+     */
+    public Future<Void> stopAccepting(Context context) {
+      Promise<Void> done = Promise.promise();
+      channel.eventLoop().execute(() -> {
+        channel.config().setAutoRead(false);
+        context.runOnContext(v -> done.complete());
+      });
+      return done.future();
+    }
+
+    /**
+     * Accepting again, if the listener is still open after Vert.x's shutdown began: other servers share it (another
+     * deployment on the same port), and Vert.x keeps it for them.
+     */
+    public void resumeIfOpen() {
+      channel.eventLoop().execute(() -> {
+        if (channel.isOpen()) {
+          channel.config().setAutoRead(true);
+        }
+      });
+    }
+  }
+
+  /**
+   * Completes on {@code context} once every listener Vert.x has closed is unbound. Vert.x's close future completes
+   * when Netty's does; on NIO the JDK then closes the socket only at its selector's next select, on the acceptor
+   * event loop. Netty moves due scheduled tasks to its queue only before a batch of tasks, after its IO pass, so
+   * a task scheduled from that event loop runs after a select; two in a row, after two.
+   */
+  public static Future<Void> listenersUnbound(Vertx vertx, Context context) {
+    List<Future<Void>> loops = new ArrayList<>();
+    for (EventExecutor loop : ((VertxInternal) vertx).acceptorEventLoopGroup()) {
+      Promise<Void> done = Promise.promise();
+      loop.execute(() -> loop.schedule(() -> loop.schedule(() -> context.runOnContext(v -> done.complete()),
+        0, TimeUnit.MILLISECONDS), 0, TimeUnit.MILLISECONDS));
+      loops.add(done.future());
+    }
+    return Future.all(loops).mapEmpty();
   }
 
   /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */

@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One client connection: the book's {@code Conn}. Control runs one way through it:
@@ -47,6 +48,12 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * nothing, and until it closes it is a socket beyond {@code maxConnections}.
    */
   private static final long GAVE_WAY_LINGER_MS = 1000;
+  /**
+   * How long after its accept a connection that has sent nothing yet may still send its first request once shutdown
+   * has begun: a client that connects and sends at once, accepted moments before (or while) the server stops
+   * accepting, is answered rather than closed before its bytes arrive.
+   */
+  static final long FIRST_REQUEST_GRACE_MS = 500;
 
   private final SocketAddress remote;
   private final FrameEchoOptions options;
@@ -65,6 +72,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   private ResponseWriter writer;
   private Responses responses;
   private ConnectionTimers timers;
+  private Ticker ticker;
 
   /** Frames handed over since the last {@link #afterRead}. */
   private int framesSinceSettled;
@@ -81,6 +89,15 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   private boolean cutAtDeadline;
   /** The connection ended with answers or responses it could not deliver. */
   private boolean cut;
+  /** A byte has arrived: the client has begun its first request. */
+  private boolean receivedBytes;
+  /** A whole request frame has arrived. */
+  private boolean receivedRequest;
+  /** Shutdown has begun and this connection waits, within its first-request grace, for its first request. */
+  private boolean shutdownPending;
+  private long firstRequestTimer = -1;
+  /** Shutdown closed it at once, as it owed nothing. */
+  private boolean closedIdle;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
@@ -124,6 +141,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, this);
     timers.start();
+    this.ticker = ticker;
     connectedNanos = ticker.nanoTime();
     order.touch(place);
   }
@@ -137,6 +155,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       bytes.release();
       return;
     }
+    receivedBytes = true;
     account.received(bytes.readableBytes());
     order.touch(place);
     parser.handle(bytes);
@@ -163,6 +182,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       timers.frameStarted();
     }
     frameUnderWay = underWay;
+    if (shutdownPending && receivedRequest && !underWay) {
+      // The first request(s) after shutdown began have arrived whole: answer them, then close.
+      closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
+      return;
+    }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
       pauseReading(Reason.OVER_BUFFER_BUDGET);
     }
@@ -184,8 +208,41 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     }
   }
 
+  /**
+   * Shutdown: a connection that owes nothing closes at once; one that owes answers closes after them (the drain);
+   * one accepted less than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent nothing yet first waits that long for
+   * its first request, and is answered.
+   */
   @Override
   public void shutdownRequested() {
+    if (closeReason != null || shutdownPending) {
+      return;
+    }
+    if (!receivedBytes) {
+      long leftMs = FIRST_REQUEST_GRACE_MS - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - connectedNanos);
+      if (leftMs > 0) {
+        shutdownPending = true;
+        firstRequestTimer = ticker.schedule(leftMs, this::firstRequestGraceOver);
+        return;
+      }
+    }
+    closeForShutdown();
+  }
+
+  private void firstRequestGraceOver() {
+    firstRequestTimer = -1;
+    if (closeReason == null && !receivedBytes) {
+      closeForShutdown();
+    }
+    // A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs and the shutdown
+    // deadline bound the wait).
+  }
+
+  private void closeForShutdown() {
+    if (owesNothing()) {
+      closedIdle = true;
+      closeReason = CloseReason.SERVER_SHUTDOWN;
+    }
     closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
   }
 
@@ -202,6 +259,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
       log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
     }
+    receivedRequest = true;
     timers.requestArrived();
     long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
     if (responses.request(frame, held, receivedNanos)) {
@@ -399,8 +457,12 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       closeRequested = true;
       // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
       timers.writeWaiting();
-      socket.closeLingering(closeReason == CloseReason.IDLE_EVICTED
-        ? Math.min(options.getLingerTimeoutMs(), GAVE_WAY_LINGER_MS) : options.getLingerTimeoutMs());
+      if (closedIdle) {
+        socket.closeOwingNothing();
+      } else {
+        socket.closeLingering(closeReason == CloseReason.IDLE_EVICTED
+          ? Math.min(options.getLingerTimeoutMs(), GAVE_WAY_LINGER_MS) : options.getLingerTimeoutMs());
+      }
     }
   }
 
@@ -431,6 +493,10 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     parser.releaseBuffers();
     order.remove(place);
     timers.cancelAll();
+    if (firstRequestTimer >= 0) {
+      ticker.cancel(firstRequestTimer);
+      firstRequestTimer = -1;
+    }
     if (gate.clear()) {
       metrics.readingResumed();
     }
@@ -477,6 +543,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** True when the connection ended with answers or responses it could not deliver. */
   public boolean wasCut() {
     return cut;
+  }
+
+  /** True when shutdown closed it at once because it owed nothing (and nothing was cut). */
+  public boolean closedIdle() {
+    return closedIdle && !cut;
   }
 
   /** A failed handler's sample in its summary line; formatted only if that line is written. */

@@ -28,6 +28,12 @@ interface ConnectionSocket {
   /** Once every queued response is written: a FIN, then reads are discarded until the client closes, or {@code lingerMs}. */
   void closeLingering(long lingerMs);
 
+  /**
+   * For a connection that owes nothing (every response handed to the kernel): a FIN, then what the client had
+   * already sent is read and discarded, and the socket closes without waiting for the client.
+   */
+  void closeOwingNothing();
+
   /** True once the FIN has gone out after the last response: nothing the connection owed is left. */
   boolean lingering();
 

@@ -19,8 +19,12 @@ public final class OperationsEndpoint {
   private OperationsEndpoint() {
   }
 
-  public static Future<HttpServer> start(Vertx vertx, MetricsOptions options, Operations operations) {
-    return vertx.createHttpServer(new HttpServerOptions().setHost(options.getHost()).setPort(options.getPort()))
+  /**
+   * Listens on the metrics address; with {@code reusePort} (the frame server's, on a native transport) it joins that
+   * port's reuseport group too, so that a new process replacing this one on the same ports can bind it.
+   */
+  public static Future<HttpServer> start(Vertx vertx, MetricsOptions options, boolean reusePort, Operations operations) {
+    return vertx.createHttpServer(new HttpServerOptions().setHost(options.getHost()).setPort(options.getPort()).setReusePort(reusePort))
       .requestHandler(request -> handle(request, operations))
       .listen();
   }

@@ -117,7 +117,7 @@ class ConnectionTest {
   }
 
   private boolean closing() {
-    return socket.lingerMs >= 0 || socket.closedNow;
+    return socket.lingerMs >= 0 || socket.closedNow || socket.closedOwingNothing;
   }
 
   /** The socket closes: why the connection ended, once every byte it held is released. */
@@ -597,6 +597,87 @@ class ConnectionTest {
     read(A, Arrays.copyOfRange(C, 0, 6));
     assertEquals(3, ticker.pending());
     assertEquals(UNEXPECTED_EOF, closed());
+    assertEquals(0, ticker.pending());
+  }
+
+  // ---- shutdown: what is owed, and the first request's grace ----
+
+  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
+
+  /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
+  @Test
+  void aConnectionThatOwesNothingClosesAtOnceOnShutdown() {
+    echo();
+    read(A, C);
+    ticker.advance(GRACE);
+    connection.shutdownRequested();
+    assertTrue(socket.closedOwingNothing, "a FIN, then closed at the loop's next turn");
+    assertEquals(-1, socket.lingerMs, "no lingering close");
+    assertArrayEquals(concat(A, C), socket.written().getBytes());
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.closedIdle());
+    assertFalse(connection.wasCut());
+  }
+
+  /** Owing an answer, it drains: the answer, then the lingering close (not counted as idle). */
+  @Test
+  void aConnectionOwingAnAnswerDrainsOnShutdown() {
+    shutdownWithAnAnswerAwaited();
+    assertFalse(closing());
+    answers.get(0).complete(Buffer.buffer("last"));
+    assertFalse(socket.closedOwingNothing);
+    assertLingeringClose(SERVER_SHUTDOWN);
+    assertFalse(connection.closedIdle());
+  }
+
+  /** Accepted moments before shutdown, before its bytes arrived: they are answered, then it closes. */
+  @Test
+  void aFreshConnectionIsAnsweredWhenItsFirstRequestsArriveAfterShutdownBegan() {
+    echo();
+    ticker.advance(10);
+    connection.shutdownRequested();
+    assertFalse(closing(), "it waits for its first request");
+    assertTrue(socket.readingOn());
+    read(A, B, C);
+    assertArrayEquals(concat(A, B, C), socket.written().getBytes(), "the pipelined requests of its first write are answered");
+    assertLingeringClose(SERVER_SHUTDOWN);
+    assertFalse(connection.wasCut());
+    assertFalse(connection.closedIdle());
+    assertEquals(0, ticker.pending(), "the grace's clock is gone");
+  }
+
+  /** A first request split across reads is awaited whole, even past the grace (frameTimeoutMs and the deadline bound it). */
+  @Test
+  void aFirstRequestUnderWayIsAwaitedWhole() {
+    echo();
+    connection.shutdownRequested();
+    read(Arrays.copyOfRange(C, 0, 6));
+    ticker.advance(GRACE * 2);
+    assertFalse(closing());
+    read(Arrays.copyOfRange(C, 6, C.length));
+    assertArrayEquals(C, socket.written().getBytes());
+    assertLingeringClose(SERVER_SHUTDOWN);
+  }
+
+  /** A fresh connection that sends nothing closes, owing nothing, when its grace (from its accept) runs out. */
+  @Test
+  void aFreshConnectionThatSendsNothingClosesWhenItsGraceEnds() {
+    echo();
+    ticker.advance(100);
+    connection.shutdownRequested();
+    assertOpenUntil(GRACE - 100);
+    assertTrue(socket.closedOwingNothing);
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.closedIdle());
+  }
+
+  /** Closed during its grace, the connection leaves no clock behind. */
+  @Test
+  void aConnectionClosedDuringItsGraceLeavesNoClock() {
+    echo();
+    connection.shutdownRequested();
+    assertEquals(1, ticker.pending());
+    assertEquals(CLIENT_CLOSED, closed());
     assertEquals(0, ticker.pending());
   }
 }

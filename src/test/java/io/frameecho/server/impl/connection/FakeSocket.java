@@ -100,6 +100,15 @@ final class FakeSocket implements ConnectionSocket {
     lingering = flushes;
   }
 
+  /** Set by {@link #closeOwingNothing}. */
+  boolean closedOwingNothing;
+
+  @Override
+  public void closeOwingNothing() {
+    closedOwingNothing = true;
+    lingering = flushes;
+  }
+
   @Override
   public boolean lingering() {
     return lingering;

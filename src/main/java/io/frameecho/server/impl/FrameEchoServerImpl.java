@@ -399,7 +399,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     Promise<Void> unbound = Promise.promise();
     shutdown = Future.all(unbound.future(), allClosed.future()).map(v -> {
       detach();
-      log.info("frame-echo on port {} shut down{}: {} connection(s) drained, {} closed idle, {} cut", netServer.actualPort(),
+      log.info("frame-echo on {} shut down{}: {} connection(s) drained, {} closed idle, {} cut",
+        options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
         stopCause(), drained, closedIdle, cut);
       return null;
     });

@@ -113,6 +113,8 @@ final class ClientCommand implements Callable<Integer> {
         || (socketPath != null && client == null && cause instanceof java.net.SocketException);
       err.println("frame-echo client: " + (refused
         ? "refused: nothing accepts connections on " + where + " (" + cause.getMessage() + ")"
+        : tlsFailure(cause) != null ? "TLS handshake failed: " + tlsFailure(cause).getMessage()
+          + (tls.trust != null ? "" : " (a server with a self-signed certificate needs --trust CERT.pem)")
         : cause.getMessage()));
       return 1;
     } finally {
@@ -121,6 +123,20 @@ final class ClientCommand implements Callable<Integer> {
       }
       vertx.close().toCompletionStage().toCompletableFuture().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
     }
+  }
+
+  /** The root of a TLS failure under {@code error}, if it is one: Vert.x says only "Failed to create SSL connection". */
+  private static Throwable tlsFailure(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof javax.net.ssl.SSLException) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+          root = root.getCause();
+        }
+        return root;
+      }
+    }
+    return null;
   }
 
   private static <T> T waitFor(Future<T> future, long deadlineNanos) throws Exception {

@@ -164,7 +164,8 @@ public final class Main {
       FrameEchoOptions options = new FrameEchoOptions(checkedConfig(args, env));
       checkTlsMaterial(options);
       MetricsOptions metrics = options.getMetrics();
-      out.println("frame-echo: configuration is valid: frame port " + where(options.getHost(), options.getPort())
+      out.println("frame-echo: configuration is valid: frame "
+        + (options.getUnixSocket().isEmpty() ? "port " + where(options.getHost(), options.getPort()) : "unix socket " + options.getUnixSocket())
         + (options.isTls() ? " with TLS" : "") + ", metrics "
         + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
           : "on, without an endpoint")

@@ -103,7 +103,7 @@ public final class FrameClient {
       parser.releaseBuffers();
       fail(new FrameClientException(answered == 0
         ? "refused by the server: it closed the connection before answering anything (at maxConnections or "
-          + "maxConnectionsPerIp, shutting down, or it could not serve the first request)"
+          + "maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)"
         : "connection closed by the server"));
       Handler<Void> handler = closeHandler;
       if (handler != null) {

@@ -136,11 +136,23 @@ public class FrameEchoOptions {
 
   /**
    * A server listens on a unix socket or on a host and port, not both: {@code unixSocket} with a host or port other
-   * than the defaults is refused rather than one of them being ignored.
+   * than the defaults is refused rather than one of them being ignored; and on frame-echo's host and port, not on
+   * a host or port set in Vert.x's options, which are refused too.
    *
-   * @throws IllegalArgumentException naming {@code unixSocket}
+   * @throws IllegalArgumentException naming the key
    */
   public void checkListenAddress() {
+    // From Java, Vert.x's options may carry a host or port of their own: the server listens on frame-echo's, so a
+    // different one is refused rather than silently replaced (a host of 127.0.0.1 would have become 0.0.0.0).
+    NetServerOptions vertxDefaults = new NetServerOptions();
+    if (!java.util.Objects.equals(netServerOptions.getHost(), vertxDefaults.getHost())) {
+      throw new IllegalArgumentException("netServerOptions.host: set it with FrameEchoOptions.setHost (the top-level key "
+        + "'host'), not in Vert.x's options: " + netServerOptions.getHost());
+    }
+    if (netServerOptions.getPort() != vertxDefaults.getPort()) {
+      throw new IllegalArgumentException("netServerOptions.port: set it with FrameEchoOptions.setPort (the top-level key "
+        + "'port'), not in Vert.x's options: " + netServerOptions.getPort());
+    }
     if (!unixSocket.isEmpty() && (!DEFAULT_HOST.equals(host) || port != DEFAULT_PORT)) {
       throw new IllegalArgumentException("unixSocket: a server listens on a unix socket or on host and port, not both; "
         + "leave host and port at their defaults (" + DEFAULT_HOST + ", " + DEFAULT_PORT + ") or unixSocket empty");

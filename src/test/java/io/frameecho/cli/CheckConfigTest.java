@@ -82,4 +82,13 @@ class CheckConfigTest {
     assertInvalid(checkConfig(Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "{\"tcpKeepAlive\":\"yes\"}")),
       "netServerOptions.tcpKeepAlive: expected true or false but got the string \"yes\"");
   }
+
+  /** From the newcomer's trial: check-config named the default TCP port for a configuration that listens on a unix socket. */
+  @Test
+  void aUnixSocketIsWhatItSaysTheServerWouldListenOn() {
+    Result result = checkConfig(Map.of(), "-conf", new JsonObject().put("unixSocket", "/tmp/frame-echo-check.sock").encode());
+    assertEquals(0, result.status(), result.out() + result.err());
+    assertTrue(result.out().startsWith("frame-echo: configuration is valid: frame unix socket /tmp/frame-echo-check.sock,"),
+      result.out());
+  }
 }

@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
 
@@ -196,5 +197,16 @@ class FrameEchoOptionsTest {
   @Test
   void largestFrameSizeIsAccepted() {
     assertEquals(Integer.MAX_VALUE, new FrameEchoOptions(new JsonObject().put("maxFrameSize", 2147483647L)).getMaxFrameSize());
+  }
+
+  /** From the embedder's trial: a host in Vert.x's options was replaced by frame-echo's default, 0.0.0.0, without a word. */
+  @Test
+  void aHostOrPortInVertxsOwnOptionsIsRefusedNotReplaced() {
+    FrameEchoOptions hosted = new FrameEchoOptions().setNetServerOptions(new NetServerOptions().setHost("127.0.0.1"));
+    IllegalArgumentException host = assertThrows(IllegalArgumentException.class, hosted::checkListenAddress);
+    assertTrue(host.getMessage().startsWith("netServerOptions.host: set it with FrameEchoOptions.setHost"), host.getMessage());
+    FrameEchoOptions ported = new FrameEchoOptions().setNetServerOptions(new NetServerOptions().setPort(7000));
+    assertThrows(IllegalArgumentException.class, ported::checkListenAddress);
+    new FrameEchoOptions().setHost("127.0.0.1").setNetServerOptions(new NetServerOptions().setTcpKeepAlive(true)).checkListenAddress();
   }
 }

@@ -5,6 +5,9 @@ import io.frameecho.testkit.TestKeyStores;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ClientAuth;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.core.net.PfxOptions;
@@ -22,6 +25,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -131,6 +135,39 @@ class TlsRotationTest {
       assertTrue(connects(vertx, new NetClientOptions().setSsl(true).setHostnameVerificationAlgorithm("")
         .setTrustOptions(new PfxOptions().setPath(stores.clientTrust().toString()).setPassword(TestKeyStores.PASSWORD)), port));
       assertEquals(1, await(FrameEchoServer.reloadTls(vertx)), "one TLS server in this Vert.x");
+    } finally {
+      stores.delete();
+    }
+  }
+
+  /**
+   * From the embedder's trial: a new key passed alone to a server that asks for client certificates would have
+   * turned mutual TLS off without a word (Vert.x's options replace each other whole). It is refused, and the
+   * server goes on asking.
+   */
+  @Test
+  void aRotationThatWouldStopAskingForClientCertificatesIsRefused(Vertx vertx) throws Exception {
+    TestKeyStores stores = TestKeyStores.create();
+    try {
+      PfxOptions trust = new PfxOptions().setPath(stores.serverTrust().toString()).setPassword(TestKeyStores.PASSWORD);
+      server = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+        .setTls(new TlsOptions().setCertPath(certPath.toString()).setKeyPath(keyPath.toString()))
+        .setNetServerOptions(new NetServerOptions().setClientAuth(ClientAuth.REQUIRED).setTrustOptions(trust)));
+      int port = await(server.listen()).actualPort();
+      NetClientOptions anonymous = trusting(first.certificatePath());
+      assertFalse(connects(vertx, anonymous, port), "a client without a certificate is refused");
+
+      install(second);
+      PemKeyCertOptions newKey = new PemKeyCertOptions().setCertPath(certPath.toString()).setKeyPath(keyPath.toString());
+      Throwable refused = server.updateTls(new ServerSSLOptions().setKeyCertOptions(newKey))
+        .toCompletionStage().toCompletableFuture().handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+      assertTrue(refused instanceof IllegalArgumentException && refused.getMessage().contains("clientAuth REQUIRED, new NONE"),
+        String.valueOf(refused));
+      assertFalse(connects(vertx, trusting(second.certificatePath()), port), "still asking for a client certificate");
+
+      await(server.updateTls(new ServerSSLOptions().setKeyCertOptions(newKey).setClientAuth(ClientAuth.REQUIRED)
+        .setTrustOptions(trust)));
+      assertFalse(connects(vertx, trusting(second.certificatePath()), port), "rotated, and still asking");
     } finally {
       stores.delete();
     }

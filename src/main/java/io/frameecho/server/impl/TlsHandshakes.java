@@ -9,6 +9,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.shareddata.Shareable;
@@ -96,6 +97,16 @@ final class TlsHandshakes {
    */
   Future<Void> update(ServerSSLOptions options) {
     ServerSSLOptions copy = options.copy();
+    // Vert.x's options replace every TLS setting at once: a new key passed alone would silently stop asking
+    // clients for certificates.
+    ClientAuth before = configured.getClientAuth();
+    ClientAuth after = copy.getClientAuth();
+    if (after.ordinal() < before.ordinal() || (after != ClientAuth.NONE && copy.getTrustOptions() == null)) {
+      return Future.failedFuture(new IllegalArgumentException("updateTls: the new options ask clients for certificates "
+        + (after.ordinal() < before.ordinal() ? "less than now (clientAuth " + before + ", new " + after + ")" : "without trust options")
+        + "; TLS options replace each other whole: pass clientAuth and the trust options again with the new key and "
+        + "certificate (to stop asking for client certificates, restart the server); the certificate in use is kept"));
+    }
     return TlsMaterial.load(vertx, copy).compose(loaded -> {
       Promise<Void> swapped = Promise.promise();
       context.runOnContext(v -> {

@@ -69,7 +69,7 @@ public interface FrameEchoServer {
     return FrameEchoServerImpl.reloadAllTls(vertx);
   }
 
-  /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded. */
+  /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded; -1 on a unix socket. */
   int actualPort();
 
   /**

@@ -146,7 +146,7 @@ public class FrameEchoVerticle extends VerticleBase {
     return metricsPort;
   }
 
-  /** The port this instance bound, once deployed; 0 before. */
+  /** The port this instance bound, once deployed; 0 before; -1 on a unix socket. */
   public int actualPort() {
     return server == null ? 0 : server.actualPort();
   }

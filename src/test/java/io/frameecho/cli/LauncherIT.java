@@ -154,6 +154,53 @@ class LauncherIT {
     }
   }
 
+  /**
+   * From the second hostile trial, on the jar's own transport: clients that send 6 MiB of 64 KiB frames through a
+   * small receive buffer, half-close, and read only 2 s later (slow readers) got their echo cut short, then a FIN
+   * (5 of 60 here): on Netty's epoll from 4.2.13 on, a channel whose input ended left epoll, and the first write
+   * that had to wait for the socket failed. Every byte must come back, then the end of the stream.
+   */
+  @Test
+  void slowReadersThatHalfClosedGetEveryResponse() throws Exception {
+    List<String> log = new ArrayList<>();
+    int port = nextListeningPort(start(log, "-conf", "{\"host\":\"127.0.0.1\",\"port\":0}"));
+    java.nio.ByteBuffer frames = java.nio.ByteBuffer.allocate(96 * (4 + 65536)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    java.util.Random random = new java.util.Random(5);
+    byte[] payload = new byte[65536];
+    for (int i = 0; i < 96; i++) {
+      random.nextBytes(payload);
+      frames.putInt(payload.length).put(payload);
+    }
+    byte[] sent = frames.array();
+    java.util.concurrent.ExecutorService clients = java.util.concurrent.Executors.newFixedThreadPool(20);
+    try {
+      for (int round = 0; round < 3; round++) {
+        List<java.util.concurrent.Future<byte[]>> echoes = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+          echoes.add(clients.submit(() -> {
+            try (java.net.Socket socket = new java.net.Socket()) {
+              socket.setSendBufferSize(8 << 20);
+              socket.setReceiveBufferSize(16 * 1024);
+              socket.setSoTimeout(30_000);
+              socket.connect(new java.net.InetSocketAddress("127.0.0.1", port));
+              socket.getOutputStream().write(sent);
+              socket.shutdownOutput();
+              Thread.sleep(2000); // the client is slow to read: part of the scenario, not a wait for the server
+              return socket.getInputStream().readAllBytes();
+            }
+          }));
+        }
+        for (java.util.concurrent.Future<byte[]> echo : echoes) {
+          byte[] got = echo.get(60, TimeUnit.SECONDS);
+          assertEquals(sent.length, got.length, "round " + round + ": every response, then the end of stream");
+          assertTrue(java.util.Arrays.equals(sent, got), "round " + round + ": byte-exact");
+        }
+      }
+    } finally {
+      clients.shutdownNow();
+    }
+  }
+
   @Test
   void configFileIsRead() throws Exception {
     Path conf = Files.createTempFile("frame-echo", ".json");

@@ -27,7 +27,7 @@ import java.util.Map;
  */
 public final class Main {
 
-  /** Exit statuses (the README's table). */
+  /** Exit statuses (src/docs/OPERATING.md's table). */
   static final int OK = 0;
   static final int INVALID_CONFIGURATION = 1;
   static final int USAGE = 2;
@@ -389,7 +389,7 @@ public final class Main {
       "15 the server could not start (port in use, ...), 143 stopped by SIGTERM after the graceful shutdown;",
       "client and bench: 0 ok, 1 failed, 2 bad option.",
       "",
-      "More: every Vert.x launcher option with --launcher-help; client --help; bench --help; README.md.",
+      "More: every Vert.x launcher option with --launcher-help; client --help; bench --help; src/docs/OPERATING.md.",
       "");
   }
 }

@@ -7,8 +7,8 @@ import sun.misc.SignalHandler;
 /**
  * The runnable jar's signals. SIGTERM and SIGINT stop the server gracefully: each is recorded, so that the
  * shutdown line names it, and then handed to the JVM's own handler, which exits through the shutdown hooks
- * (the launcher's hook undeploys, which drains). The JVM keeps SIGQUIT (a thread dump on stderr, the process
- * runs on), SIGUSR1 and SIGUSR2 (see the README's "Signals"). SIGHUP belongs to the certificate reload
+ * (the launcher's hook undeploys, which drains). The JVM keeps SIGQUIT (a thread dump on stdout, the process
+ * runs on), SIGUSR1 and SIGUSR2 (see src/docs/OPERATING.md, "Signals"). SIGHUP belongs to the certificate reload
  * ({@link HangupReload}); nothing here touches it.
  */
 final class Signals {

@@ -23,7 +23,9 @@ public class UpperCaseConsumer extends VerticleBase {
   @Override
   public Future<?> start() {
     String address = config().getString("address", HandlerOptions.DEFAULT_ADDRESS);
+    // tag::consumer[]
     consumer = vertx.eventBus().consumer(address, message -> message.reply(upperCase(message.body())));
+    // end::consumer[]
     return consumer.completion().onSuccess(v -> log.info("upper-case consumer on event-bus address {}", address));
   }
 

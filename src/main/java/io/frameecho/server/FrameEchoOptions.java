@@ -9,6 +9,10 @@ import java.util.List;
 /**
  * The server's settings, with their defaults and the one place where they are validated.
  * <p>
+ * What each key means, its default and its range are described once, in the configuration table of
+ * {@code src/docs/OPERATING.md} (a test checks that table against {@link #keys()} and these defaults); the setters
+ * here say only what a Java caller needs besides.
+ * <p>
  * {@link #FrameEchoOptions(JsonObject)} reads the verticle's {@code config()}: an absent key keeps its
  * default; a value of the wrong type, out of range, or an unknown key throws
  * {@link IllegalArgumentException} naming the key and the reason, so a bad configuration fails at start.
@@ -16,46 +20,23 @@ import java.util.List;
 public class FrameEchoOptions {
 
   public static final String DEFAULT_HOST = "0.0.0.0";
-  /** The book's port. */
   public static final int DEFAULT_PORT = 1234;
   public static final int DEFAULT_MAX_FRAME_SIZE = Frames.DEFAULT_MAX_FRAME_SIZE;
-  /** High-water mark of a connection's write queue, in bytes: the book's {@code Conn::outgoing}, bounded. */
   public static final int DEFAULT_WRITE_QUEUE_MAX_SIZE = 64 * 1024;
 
-  /** Connections per server process (all instances together); 0 = no limit. */
   public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
-  /** Connections per client address; 0 = no limit (clients behind one NAT or proxy share an address). */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_IP = 0;
-  /**
-   * With every slot of {@code maxConnections} taken, a connection connected and quiet this long, owing nothing,
-   * gives its slot to a newcomer (the one idle longest first); 0 = never, newcomers are turned away.
-   */
   public static final long DEFAULT_IDLE_GIVE_WAY_MS = 1_000;
-  /** 0 = automatic: a quarter of the JVM's maximum heap. */
   public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
-  /**
-   * While connections wait for the buffer budget, a connection whose incomplete frame makes no progress
-   * this long (while the server lets it read) is evicted, the largest first.
-   */
   public static final long DEFAULT_BUDGET_GRACE_MS = 1_000;
-  /** Off, like Redis's {@code timeout 0}: pooled client connections are normally idle for long. */
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
-  /** A started frame must be complete within this: the defence against clients that trickle bytes. */
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
-  /** A connection whose responses go unread this long is closed. */
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
-  /**
-   * After its last response and a FIN, how long a closing connection keeps reading (and discarding) what
-   * the client still sends, so that the client's kernel does not receive a reset that discards responses.
-   */
   public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
-  /** How long a graceful shutdown lets connections finish before it cuts them. */
   public static final long DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
-  /** On shutdown, how long to keep accepting after readiness turns false, so load balancers stop first. */
   public static final long DEFAULT_DRAIN_DELAY_MS = 0;
 
-  /** The event-loop transport the launcher builds Vert.x with: {@code auto} picks the fastest available. */
   public static final String DEFAULT_TRANSPORT = "auto";
   private static final List<String> TRANSPORTS = List.of("auto", "nio", "epoll", "io_uring");
 
@@ -244,12 +225,7 @@ public class FrameEchoOptions {
     return unixSocket;
   }
 
-  /**
-   * Listen on this unix domain socket path instead of a TCP host and port; empty (the default) for TCP. Vert.x
-   * listens on one with its epoll or io_uring transport, or with NIO (JDK 16 and later). A socket file left there by
-   * a process that died is removed when nothing listens on it; any other file there is left alone and the server
-   * does not start. At most {@value #MAX_UNIX_SOCKET_PATH_BYTES} bytes (the kernel's {@code sun_path}).
-   */
+  /** {@code unixSocket}: a unix domain socket path instead of host and port; empty for TCP. */
   public FrameEchoOptions setUnixSocket(String unixSocket) {
     java.util.Objects.requireNonNull(unixSocket, "unixSocket");
     int bytes = unixSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
@@ -273,10 +249,7 @@ public class FrameEchoOptions {
     return maxFrameSize;
   }
 
-  /**
-   * The largest payload a request may announce, in bytes. A longer header is a protocol error that ends
-   * the connection. At most 2 GiB - 1, the largest buffer the JVM can hold.
-   */
+  /** {@code maxFrameSize}: the largest request payload, in bytes. */
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
     ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     this.maxFrameSize = maxFrameSize;
@@ -287,10 +260,7 @@ public class FrameEchoOptions {
     return writeQueueMaxSize;
   }
 
-  /**
-   * Bytes of responses a connection may queue before it stops reading requests; it reads again once the
-   * queue has drained to half of this.
-   */
+  /** {@code writeQueueMaxSize}: bytes of responses a connection may queue before it stops reading. */
   public FrameEchoOptions setWriteQueueMaxSize(int writeQueueMaxSize) {
     ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
     this.writeQueueMaxSize = writeQueueMaxSize;
@@ -311,11 +281,7 @@ public class FrameEchoOptions {
     return maxConnections;
   }
 
-  /**
-   * Connections this server serves at once, over all its deployment's instances. When every slot is taken, a
-   * newcomer takes the slot of a connection idle for {@link #setIdleGiveWayMs idleGiveWayMs}, or is turned away
-   * with a FIN. 0 = no limit.
-   */
+  /** {@code maxConnections}: connections served at once by all instances of a deployment; 0 = no limit. */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
     ConfigValues.requireNonNegative("maxConnections", maxConnections);
     this.maxConnections = maxConnections;
@@ -326,7 +292,7 @@ public class FrameEchoOptions {
     return maxConnectionsPerIp;
   }
 
-  /** Connections one client address may hold at once. 0 = no limit. */
+  /** {@code maxConnectionsPerIp}: connections one client address may hold; 0 = no limit. */
   public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
     ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
     this.maxConnectionsPerIp = maxConnectionsPerIp;
@@ -337,10 +303,7 @@ public class FrameEchoOptions {
     return maxBufferedBytes;
   }
 
-  /**
-   * Bytes this server (all its deployment's instances) may hold in frames being read and responses being written; at the budget,
-   * connections stop reading until memory frees. 0 = automatic (a quarter of the JVM's maximum heap).
-   */
+  /** {@code maxBufferedBytes}: the buffer budget, in bytes; 0 = a quarter of the JVM's maximum heap. */
   public FrameEchoOptions setMaxBufferedBytes(long maxBufferedBytes) {
     if (maxBufferedBytes < 0) {
       throw new IllegalArgumentException("maxBufferedBytes: " + maxBufferedBytes + " cannot be negative (0 means automatic)");
@@ -358,10 +321,7 @@ public class FrameEchoOptions {
     return idleGiveWayMs;
   }
 
-  /**
-   * With every slot of {@code maxConnections} taken, a connection connected and quiet this long, owing nothing,
-   * gives its slot to a newcomer: it closes with a FIN. 0 = never.
-   */
+  /** {@code idleGiveWayMs}: how long a connection must be quiet to give its slot to a newcomer; 0 = never. */
   public FrameEchoOptions setIdleGiveWayMs(long idleGiveWayMs) {
     ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
     this.idleGiveWayMs = idleGiveWayMs;
@@ -372,7 +332,7 @@ public class FrameEchoOptions {
     return idleTimeoutMs;
   }
 
-  /** A connection with no complete request for this long is closed. 0 = off. */
+  /** {@code idleTimeoutMs}; 0 = off. */
   public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
     ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
     this.idleTimeoutMs = idleTimeoutMs;
@@ -383,7 +343,7 @@ public class FrameEchoOptions {
     return frameTimeoutMs;
   }
 
-  /** A frame whose first byte has arrived must be complete within this, or the connection is closed. 0 = off. */
+  /** {@code frameTimeoutMs}; 0 = off. */
   public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
     ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
     this.frameTimeoutMs = frameTimeoutMs;
@@ -394,10 +354,7 @@ public class FrameEchoOptions {
     return writeStallTimeoutMs;
   }
 
-  /**
-   * A connection whose write queue stays full this long (a client that sends but does not read) is closed;
-   * so is one whose close cannot flush for this long. 0 = off.
-   */
+  /** {@code writeStallTimeoutMs}; 0 = off. */
   public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
     ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
     this.writeStallTimeoutMs = writeStallTimeoutMs;
@@ -408,7 +365,7 @@ public class FrameEchoOptions {
     return shutdownTimeoutMs;
   }
 
-  /** On shutdown, how long connections may finish answering what they received before they are cut. */
+  /** {@code shutdownTimeoutMs}. */
   public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
     ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
     this.shutdownTimeoutMs = shutdownTimeoutMs;
@@ -459,11 +416,7 @@ public class FrameEchoOptions {
     return transport;
   }
 
-  /**
-   * {@code auto}, {@code nio}, {@code epoll} or {@code io_uring}. The launcher builds Vert.x with it (a
-   * native transport that cannot load falls back to NIO with one log line); an application that builds its
-   * own Vert.x chooses there, and the start-up line shows what is in use.
-   */
+  /** {@code transport}: {@code auto}, {@code nio}, {@code epoll} or {@code io_uring}; read by the launcher only. */
   public FrameEchoOptions setTransport(String transport) {
     if (!TRANSPORTS.contains(transport)) {
       throw new IllegalArgumentException("transport: " + ConfigValues.quote(transport) + " is not one of " + String.join(", ", TRANSPORTS));
@@ -476,11 +429,7 @@ public class FrameEchoOptions {
     return budgetGraceMs;
   }
 
-  /**
-   * While connections wait for the buffer budget ({@code maxBufferedBytes}), a connection whose incomplete
-   * frame makes no progress for this long while the server lets it read is evicted (the largest first)
-   * after its earlier responses. At least 1: eviction is how stalled frames give their bytes back.
-   */
+  /** {@code budgetGraceMs}: at least 1. */
   public FrameEchoOptions setBudgetGraceMs(long budgetGraceMs) {
     ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
     this.budgetGraceMs = budgetGraceMs;
@@ -491,12 +440,7 @@ public class FrameEchoOptions {
     return lingerTimeoutMs;
   }
 
-  /**
-   * A lingering close: after a closing connection's last response, the server sends a FIN and keeps
-   * reading, discarding, what the client still sends, until the client closes or this long has passed.
-   * Closing with unread input would send a reset, and a reset makes the client's kernel discard responses
-   * the client has not read yet. 0 closes at once after the last response.
-   */
+  /** {@code lingerTimeoutMs}: how long a closing connection keeps reading after its FIN; 0 = close at once. */
   public FrameEchoOptions setLingerTimeoutMs(long lingerTimeoutMs) {
     ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
     this.lingerTimeoutMs = lingerTimeoutMs;
@@ -507,10 +451,7 @@ public class FrameEchoOptions {
     return drainDelayMs;
   }
 
-  /**
-   * On shutdown, readiness turns false at once, and the server keeps accepting for this long before it
-   * stops and drains, so that a load balancer polling {@code /health/ready} stops sending first.
-   */
+  /** {@code drainDelayMs}. */
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
     ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
     this.drainDelayMs = drainDelayMs;

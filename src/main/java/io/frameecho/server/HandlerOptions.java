@@ -11,8 +11,8 @@ import java.util.List;
  *   <li>{@code "eventbus"}: each request payload goes as a request message (a {@code Buffer} body) to
  *   {@code address}, anywhere in the cluster, and the reply's body is the response payload.</li>
  * </ul>
- * {@code maxInFlight} bounds the answers one connection may await at once; at the limit the connection
- * stops reading until answers come back. {@code timeoutMs} is how long an event-bus reply may take.
+ * <p>
+ * Each key ({@code handler.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
 public class HandlerOptions {
 

@@ -10,19 +10,16 @@ import java.util.List;
  * default. The meters go to the Micrometer registry named {@code registryName}, or else Vert.x's default one
  * (Vert.x started with {@code vertx-micrometer-metrics}), or else a Prometheus registry of frame-echo's own; each
  * carries a {@code server} tag.
+ * <p>
+ * Each key ({@code metrics.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
 public class MetricsOptions {
 
   public static final boolean DEFAULT_ENABLED = false;
-  /** Loopback: metrics and health are unauthenticated, so they reach the network only when asked to. */
   public static final String DEFAULT_HOST = "127.0.0.1";
-  /** Not 9090, Prometheus's own port: 9464, where OpenTelemetry's Prometheus exporter serves an application's metrics. */
   public static final int DEFAULT_PORT = 9464;
-  /** The endpoint opens with the meters; an application that exports its registry itself turns it off. */
   public static final boolean DEFAULT_ENDPOINT = true;
-  /** Empty: Vert.x's default registry, or frame-echo's own. */
   public static final String DEFAULT_REGISTRY_NAME = "";
-  /** Empty: the {@code server} tag is the frame port as configured. */
   public static final String DEFAULT_SERVER = "";
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */

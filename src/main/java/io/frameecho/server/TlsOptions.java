@@ -4,7 +4,11 @@ import io.vertx.core.json.JsonObject;
 
 import java.util.List;
 
-/** The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key. */
+/**
+ * The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key.
+ * <p>
+ * Each key ({@code tls.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
+ */
 public class TlsOptions {
 
   /** The section's keys: the one place each is written. */

@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The README's restart procedure on the packaged jar: a server runs on a fixed port with {@code reusePort} and metrics
+ * The restart procedure of src/docs/OPERATING.md on the packaged jar: a server runs on a fixed port with {@code reusePort} and metrics
  * on; a second process starts on the same ports, and once it says it is listening the first gets SIGTERM; meanwhile
  * client threads loop over short connections (connect, three pipelined frames, three echoes read and checked, close).
  * With Linux's {@code net.ipv4.tcp_migrate_req=1} no connection may be lost. With 0, the kernel resets the connections

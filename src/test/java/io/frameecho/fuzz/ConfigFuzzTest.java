@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * {@code netServerOptions} must be ones Vert.x takes.
  * <p>
  * Without {@code JAZZER_FUZZ} this runs the inputs checked in under {@code ConfigFuzzTestInputs/} as regression
- * tests; the build's fuzzing executions fuzz each method for a bounded time (README, "Fuzzing"). An input is
+ * tests; the build's fuzzing executions fuzz each method for a bounded time (src/docs/DESIGN.md, "Fuzzing"). An input is
  * bytes that the generators below read: changing how they read them changes what the checked-in inputs mean.
  */
 class ConfigFuzzTest {

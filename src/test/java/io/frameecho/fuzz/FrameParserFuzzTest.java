@@ -44,7 +44,7 @@ import static org.junit.jupiter.api.Assertions.fail;
  * here as well as in the build), and a leak it reports in a buffer of this test fails the next run.
  * <p>
  * Without {@code JAZZER_FUZZ} this runs the inputs checked in under {@code FrameParserFuzzTestInputs/} as
- * regression tests; the build's fuzzing executions fuzz it for a bounded time (README, "Fuzzing"). An input is
+ * regression tests; the build's fuzzing executions fuzz it for a bounded time (src/docs/DESIGN.md, "Fuzzing"). An input is
  * bytes that {@link #plan} reads: changing how it reads them changes what the checked-in inputs mean.
  */
 class FrameParserFuzzTest {

@@ -49,7 +49,7 @@ import java.util.function.Consumer;
  * socket, the book's {@code handle_read} events. It tells its connection {@link Events}, and is the
  * connection's {@link ConnectionSocket}.
  * <p>
- * What it reaches for, and why the public API cannot do it (the README's "Vert.x compatibility" section
+ * What it reaches for, and why the public API cannot do it (src/docs/EMBEDDING.md, "The internal hooks"
  * says the same for users):
  * <ul>
  *   <li><b>reads as Netty buffers</b> ({@code messageHandler}): the public {@code handler(Buffer)} copies

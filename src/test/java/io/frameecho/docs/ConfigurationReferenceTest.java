@@ -1,0 +1,97 @@
+package io.frameecho.docs;
+
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.OptionKey;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonObject;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * OPERATING.md's configuration table is the one description of every key: it names each key of
+ * {@link FrameEchoOptions#keys()} (a section's keys as {@code section.key}) exactly once, no other, and gives each
+ * the default the code has, as the first code span of its default column.
+ */
+class ConfigurationReferenceTest {
+
+  private static final Path OPERATING = Path.of("src", "docs", "OPERATING.md");
+  private static final String BEGIN = "<!-- configuration reference";
+  private static final String END = "<!-- end of the configuration reference -->";
+  private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| ([^|]*) \\|.*\\|$");
+  private static final Pattern CODE_SPAN = Pattern.compile("`([^`]+)`");
+
+  /** Each key as {@code section.key}, in the table's order, with its default as JSON text. */
+  private static Map<String, String> keysWithDefaults() {
+    JsonObject defaults = new FrameEchoOptions().toJson();
+    Map<String, String> keys = new LinkedHashMap<>();
+    for (OptionKey<FrameEchoOptions, ?> key : FrameEchoOptions.keys()) {
+      if (key.type() == OptionKey.Type.SECTION) {
+        JsonObject section = defaults.getJsonObject(key.name());
+        for (OptionKey<?, ?> inner : key.sectionKeys()) {
+          keys.put(key.name() + "." + inner.name(), Json.encode(section == null ? null : section.getValue(inner.name())));
+        }
+      } else {
+        keys.put(key.name(), Json.encode(defaults.getValue(key.name())));
+      }
+    }
+    return keys;
+  }
+
+  /** The table's rows: key, then the first code span of its default column. */
+  private static List<String[]> rows() {
+    List<String> lines = MarkdownPages.lines(OPERATING);
+    int begin = -1;
+    int end = -1;
+    for (int i = 0; i < lines.size(); i++) {
+      if (lines.get(i).startsWith(BEGIN)) {
+        begin = i;
+      } else if (lines.get(i).equals(END)) {
+        end = i;
+      }
+    }
+    if (begin < 0 || end < begin) {
+      throw new AssertionError(OPERATING + " has no configuration reference between '" + BEGIN + "' and '" + END + "'");
+    }
+    List<String[]> rows = new ArrayList<>();
+    for (String line : lines.subList(begin + 1, end)) {
+      Matcher row = ROW.matcher(line);
+      if (row.matches()) {
+        Matcher span = CODE_SPAN.matcher(row.group(2));
+        rows.add(new String[] {row.group(1), span.find() ? span.group(1) : "(no default given)"});
+      }
+    }
+    return rows;
+  }
+
+  @Test
+  void theTableNamesEveryKeyOnceAndNoOther() {
+    List<String> documented = rows().stream().map(r -> r[0]).toList();
+    assertEquals(List.copyOf(keysWithDefaults().keySet()).stream().sorted().toList(), documented.stream().sorted().toList(),
+      "the keys of " + OPERATING + "'s configuration table against FrameEchoOptions.keys()");
+  }
+
+  @Test
+  void eachDefaultIsTheCodes() {
+    Map<String, String> expected = keysWithDefaults();
+    Map<String, String> documented = new LinkedHashMap<>();
+    for (String[] row : rows()) {
+      documented.put(row[0], row[1]);
+    }
+    Map<String, String> wrong = new LinkedHashMap<>();
+    expected.forEach((key, value) -> {
+      if (documented.containsKey(key) && !documented.get(key).equals(value)) {
+        wrong.put(key, "the table says " + documented.get(key) + ", the code " + value);
+      }
+    });
+    assertEquals(Map.of(), wrong);
+  }
+}

@@ -1,0 +1,132 @@
+package io.frameecho.example;
+
+import io.frameecho.client.FrameClient;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
+import io.frameecho.testkit.TestKeyStores;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClientOptions;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.PfxOptions;
+import io.vertx.junit5.Timeout;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Runs the docs' Java code ({@link EmbeddingExamples}) against real servers: each snippet does what its page says. */
+@ExtendWith(VertxExtension.class)
+@Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
+class EmbeddingExamplesTest {
+
+  private static TestKeyStores stores;
+
+  @BeforeAll
+  static void makeStores() throws Exception {
+    stores = TestKeyStores.create();
+  }
+
+  @AfterAll
+  static void deleteStores() throws Exception {
+    stores.delete();
+  }
+
+  private static String path(java.nio.file.Path p) {
+    return p.toString();
+  }
+
+  @Test
+  void deployedWithAConfigItEchoes(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.deployWithConfig(vertx)
+      .compose(port -> EmbeddingExamples.firstEcho(vertx, port))
+      .onComplete(ctx.succeeding(echo -> ctx.verify(() -> {
+        assertEquals("hello", echo.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void deployedByNameWithTwoInstances(Vertx vertx, VertxTestContext ctx) {
+    // A negative port: one free port shared by both instances (a fixed port would do the same outside a test).
+    EmbeddingExamples.deployByName(vertx, -1)
+      .onComplete(ctx.succeeding(id -> ctx.verify(() -> {
+        assertTrue(vertx.deploymentIDs().contains(id), "the class name and the config were accepted");
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void theRequestHandlerAnswersUpperCase(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.deployUpperCase(vertx)
+      .compose(port -> EmbeddingExamples.firstEcho(vertx, port))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("HELLO", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void theFacadeListensAndShutsDown(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.listen(vertx, request -> Future.succeededFuture(request.copy().appendString("!")))
+      .compose(server -> EmbeddingExamples.firstEcho(vertx, server.actualPort())
+        .compose(answer -> server.shutdown().map(answer)))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("hello!", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void theEventBusHandlerAnswersWithTheConsumersReply(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.deployEventBusHandler(vertx)
+      .compose(port -> EmbeddingExamples.firstEcho(vertx, port))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("hello", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void mutualTlsServesAClientWithItsCertificate(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.deployMutualTls(vertx, path(stores.serverStore()), path(stores.serverTrust()), TestKeyStores.PASSWORD)
+      .compose(port -> EmbeddingExamples.tlsEcho(vertx, port, path(stores.clientTrust()), path(stores.clientStore()),
+        TestKeyStores.PASSWORD))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("over TLS", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void aRotatedCertificateServesNewHandshakesWhileAnOpenConnectionGoesOn(Vertx vertx, VertxTestContext ctx) throws Exception {
+    java.nio.file.Path renewed = stores.newServerStore("renewed");
+    PfxOptions original = new PfxOptions().setPath(path(stores.serverStore())).setPassword(TestKeyStores.PASSWORD);
+    FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+      .setNetServerOptions(new NetServerOptions().setSsl(true).setKeyCertOptions(original));
+    // The client trusts no certificate in particular: this test looks at which one the server presents.
+    NetClientOptions anyCertificate = new NetClientOptions().setSsl(true).setTrustAll(true).setHostnameVerificationAlgorithm("");
+    FrameEchoServer server = FrameEchoServer.create(vertx, options);
+    server.listen()
+      .compose(s -> FrameClient.connect(vertx, anyCertificate, "127.0.0.1", s.actualPort(), 1024))
+      .compose(open -> EmbeddingExamples.rotate(server, path(renewed), TestKeyStores.PASSWORD)
+        .compose(v -> open.request(Buffer.buffer("still here")))
+        .compose(answer -> FrameClient.connect(vertx, anyCertificate, "127.0.0.1", server.actualPort(), 1024)
+          .compose(fresh -> fresh.request(Buffer.buffer("new handshake")).eventually(fresh::close))
+          .map(fresh -> answer + " / " + fresh))
+        .eventually(open::close))
+      .eventually(server::close)
+      .onComplete(ctx.succeeding(answers -> ctx.verify(() -> {
+        assertTrue(answers.equals("still here / new handshake"), answers);
+        ctx.completeNow();
+      })));
+  }
+}

@@ -507,4 +507,42 @@ class LauncherIT {
     } while (!metrics.contains("frame-echo metrics on"));
     assertTrue(metrics.matches(".*frame-echo metrics on http://127\\.0\\.0\\.1:\\d+/metrics, health on /health/live and /health/ready"), metrics);
   }
+
+  /**
+   * From the operator's trial, with conf/hardened.json's settings (metrics on, a drain delay): on SIGTERM the port
+   * closed and every connection ended at once, the drain delay ignored. The server listened from the metrics
+   * endpoint's own event loop, so its NetServer belonged to no deployment and Vert.x closed it with itself. Once
+   * readiness says 503 (the stop has begun), a new client is still answered throughout drainDelayMs.
+   */
+  @Test
+  void withMetricsOnTheDrainDelayStillServesNewClients() throws Exception {
+    List<String> log = new ArrayList<>();
+    BlockingQueue<String> lines = start(log, "-conf",
+      "{\"host\":\"127.0.0.1\",\"port\":0,\"drainDelayMs\":15000,\"metrics\":{\"enabled\":true,\"port\":0}}");
+    int metricsPort = -1;
+    int port = -1;
+    while (port < 0) {
+      String line = lines.poll(30, TimeUnit.SECONDS);
+      assertNotNull(line, "no start-up line within 30 s");
+      assertNotEquals("<eof>", line, "the server exited during start-up");
+      Matcher metrics = Pattern.compile("frame-echo metrics on http://127\\.0\\.0\\.1:(\\d+)/").matcher(line);
+      if (metrics.find()) {
+        metricsPort = Integer.parseInt(metrics.group(1));
+      }
+      Matcher listening = LISTENING.matcher(line);
+      if (listening.find()) {
+        port = Integer.parseInt(listening.group(1));
+      }
+    }
+    Process server = processes.get(processes.size() - 1);
+    assertEquals(0, new ProcessBuilder("kill", "-TERM", String.valueOf(server.pid())).start().waitFor());
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpRequest ready = java.net.http.HttpRequest.newBuilder(
+      java.net.URI.create("http://127.0.0.1:" + metricsPort + "/health/ready")).timeout(java.time.Duration.ofSeconds(5)).build();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (http.send(ready, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() != 503) {
+      assertTrue(System.nanoTime() < deadline, "readiness never turned 503 after SIGTERM");
+    }
+    assertEquals("len:5 data:still\n", runClient(port, "still").replace("\r", ""), "served during the drain delay");
+  }
 }

@@ -475,8 +475,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
     }
     Promise<Integer> opened = Promise.promise();
+    // The outcome comes back on this server's context: what the caller does next (listening, above all) must run
+    // there, or its NetServer belongs to no deployment and Vert.x closes it at once on SIGTERM, drain or not.
     endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, reusePort(), operations)
-      .map(http -> http.actualPort()).onComplete(opened));
+      .map(http -> http.actualPort()).onComplete(ar -> context.runOnContext(back -> opened.handle(ar))));
     return opened.future();
   }
 }

@@ -521,7 +521,7 @@ class LauncherIT {
       "{\"host\":\"127.0.0.1\",\"port\":0,\"drainDelayMs\":15000,\"metrics\":{\"enabled\":true,\"port\":0}}");
     int metricsPort = -1;
     int port = -1;
-    while (port < 0) {
+    while (port < 0 || metricsPort < 0) {
       String line = lines.poll(30, TimeUnit.SECONDS);
       assertNotNull(line, "no start-up line within 30 s");
       assertNotEquals("<eof>", line, "the server exited during start-up");

@@ -70,6 +70,21 @@ class TlsTest {
       })));
   }
 
+  /**
+   * From the operator's trial: with two instances every other TLS connection hung (Vert.x gives a shared listener's
+   * other instances no TLS context). The deployment is refused at start, with the reason, instead.
+   */
+  @Test
+  void tlsWithMoreThanOneInstanceIsRefusedAtStart(Vertx vertx, VertxTestContext ctx) {
+    JsonObject config = new JsonObject().put("host", "127.0.0.1").put("port", 0)
+      .put("tls", new JsonObject().put("certPath", certificate.certificatePath()).put("keyPath", certificate.privateKeyPath()));
+    vertx.deployVerticle(() -> new FrameEchoVerticle(), new DeploymentOptions().setConfig(config).setInstances(2))
+      .onComplete(ctx.failing(e -> ctx.verify(() -> {
+        assertTrue(e.getMessage().contains("TLS with more than one instance"), e.getMessage());
+        ctx.completeNow();
+      })));
+  }
+
   @Test
   void clientThatDoesNotTrustTheCertificateFails(Vertx vertx, VertxTestContext ctx) {
     deployTls(vertx)

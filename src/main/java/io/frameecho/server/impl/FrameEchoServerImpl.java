@@ -136,6 +136,15 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
+    if (tls != null && limits.instances() > 1) {
+      // Found by the operator's trial: every other TLS connection hung, with a NullPointerException each. Vert.x's
+      // shared listener hands the sockets of instances after the first no TLS context (5.1.6's NetServerImpl passes
+      // the sharing server's own, unset), and a handshake that TLS upgrades at accept then fails.
+      detach();
+      return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: TLS with more than one "
+        + "instance (-instances, DeploymentOptions.setInstances): Vert.x gives the sockets of a shared listener's other "
+        + "instances no TLS context; deploy one instance"));
+    }
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, limits, metrics);
     }
@@ -187,8 +196,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         || !MIGRATE_REQ_CHECKED.compareAndSet(false, true)) {
       return;
     }
-    vertx.fileSystem().readFile(TCP_MIGRATE_REQ).onSuccess(value -> {
-      if ("0".equals(value.toString().trim())) {
+    // Not Vert.x's readFile: a /proc file reports a size of 0, and it read nothing (the operator's trial saw no WARN).
+    vertx.executeBlocking(() -> java.nio.file.Files.readString(java.nio.file.Path.of(TCP_MIGRATE_REQ)), false).onSuccess(value -> {
+      if ("0".equals(value.trim())) {
         log.warn("reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections its listener has "
           + "queued and not accepted yet are reset instead of moving to the process that replaces it; "
           + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection");

@@ -211,6 +211,11 @@ public final class ConnectionLimits implements Shareable {
     return maxConnections;
   }
 
+  /** Servers of the deployment attached so far (its instances): read by the one attaching, after its attach. */
+  public int instances() {
+    return servers;
+  }
+
   public int openConnections() {
     return open.get();
   }

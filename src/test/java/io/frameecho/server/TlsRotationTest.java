@@ -172,4 +172,14 @@ class TlsRotationTest {
       stores.delete();
     }
   }
+
+  /** From the operator's trial: a key that is not its certificate's loaded without a word, and every handshake failed. */
+  @Test
+  void aKeyThatIsNotTheCertificatesIsRefusedAndTheCertificateKept(Vertx vertx) throws Exception {
+    int port = listen(vertx);
+    Files.copy(Path.of(second.privateKeyPath()), keyPath, StandardCopyOption.REPLACE_EXISTING);
+    Throwable error = server.reloadTls().toCompletionStage().toCompletableFuture().handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+    assertTrue(error != null && error.getMessage().contains("does not belong to its certificate"), String.valueOf(error));
+    assertTrue(connects(vertx, trusting(first.certificatePath()), port), "the old certificate is still served");
+  }
 }

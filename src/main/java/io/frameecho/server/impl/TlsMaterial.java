@@ -46,11 +46,13 @@ final class TlsMaterial {
     if (configured.getTrustOptions() != null) {
       loaded.setTrustOptions(trust(vertx, configured.getTrustOptions()));
     }
+    javax.net.ssl.KeyManagerFactory keys;
     try {
-      loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
+      keys = loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
     } catch (Exception e) {
       throw new VertxException("the TLS key and certificate do not load: " + reason(e), e, true);
     }
+    requireMatchingPairs(keys);
     if (loaded.getTrustOptions() != null) {
       try {
         loaded.getTrustOptions().getTrustManagerFactory(vertx);
@@ -59,6 +61,55 @@ final class TlsMaterial {
       }
     }
     return loaded;
+  }
+
+  /**
+   * Each private key signs, and its certificate's public key verifies: a key that is not the certificate's (a
+   * rotation that replaced one file of the pair, or the wrong one) loads without a word and fails every handshake,
+   * found by the operator's trial. Refused here, the certificate in use is kept.
+   */
+  private static void requireMatchingPairs(javax.net.ssl.KeyManagerFactory keys) {
+    for (javax.net.ssl.KeyManager manager : keys.getKeyManagers()) {
+      if (!(manager instanceof javax.net.ssl.X509KeyManager x509)) {
+        continue;
+      }
+      for (String type : new String[] {"RSA", "EC", "EdDSA", "Ed25519", "RSASSA-PSS"}) {
+        String[] aliases = x509.getServerAliases(type, null);
+        for (String alias : aliases == null ? new String[0] : aliases) {
+          java.security.PrivateKey key = x509.getPrivateKey(alias);
+          java.security.cert.X509Certificate[] chain = x509.getCertificateChain(alias);
+          if (key != null && chain != null && chain.length > 0 && !matches(key, chain[0].getPublicKey())) {
+            throw new VertxException("the TLS private key does not belong to its certificate (" + chain[0].getSubjectX500Principal()
+              + "): replace the key and certificate together", true);
+          }
+        }
+      }
+    }
+  }
+
+  private static boolean matches(java.security.PrivateKey key, java.security.PublicKey publicKey) {
+    String algorithm = switch (key.getAlgorithm()) {
+      case "RSA" -> "SHA256withRSA";
+      case "EC" -> "SHA256withECDSA";
+      case "Ed25519", "EdDSA" -> "Ed25519";
+      default -> null;
+    };
+    if (algorithm == null || !key.getAlgorithm().equals(publicKey.getAlgorithm())) {
+      return algorithm == null;
+    }
+    try {
+      byte[] probe = "frame-echo: does this key belong to this certificate?".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+      java.security.Signature signer = java.security.Signature.getInstance(algorithm);
+      signer.initSign(key);
+      signer.update(probe);
+      byte[] signature = signer.sign();
+      java.security.Signature verifier = java.security.Signature.getInstance(algorithm);
+      verifier.initVerify(publicKey);
+      verifier.update(probe);
+      return verifier.verify(signature);
+    } catch (java.security.GeneralSecurityException e) {
+      return false;
+    }
   }
 
   private static KeyCertOptions keyCert(Vertx vertx, KeyCertOptions options) {

@@ -348,4 +348,22 @@ class EmbeddedFrameEchoTest {
     }
     return payload;
   }
+
+  /** A unix domain socket, on this build's Vert.x line and its default transport. */
+  @Test
+  void servesOverAUnixSocket(Vertx vertx) throws Exception {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("frame-echo-embedder");
+    String path = dir.resolve("fe.sock").toString();
+    FrameEchoServer server = await(FrameEchoServer.create(vertx, new FrameEchoOptions().setUnixSocket(path)).listen());
+    try {
+      FrameClient client = await(FrameClient.connect(vertx, new io.vertx.core.net.NetClientOptions(),
+        io.vertx.core.net.SocketAddress.domainSocketAddress(path), 1 << 20));
+      assertEquals("over a unix socket", await(client.request(Buffer.buffer("over a unix socket"))).toString());
+      await(client.close());
+    } finally {
+      await(server.close());
+      java.nio.file.Files.deleteIfExists(java.nio.file.Path.of(path));
+      java.nio.file.Files.delete(dir);
+    }
+  }
 }

@@ -4,7 +4,11 @@ import io.frameecho.protocol.Frames;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.internal.ContextInternal;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,6 +22,7 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,7 +50,8 @@ class IdleGiveWayTest {
 
   @BeforeEach
   void start() {
-    vertx = Vertx.vertx();
+    // One event loop: the server's, which a test can keep busy from a context of its own.
+    vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1));
     quiet = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
   }
 
@@ -161,6 +167,62 @@ class IdleGiveWayTest {
     assertEquals(1, finished, "one idle connection for one newcomer, and it got a FIN");
     metrics.closed(CloseReason.IDLE_EVICTED).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
     assertEquals(1, metrics.closedFor(CloseReason.IDLE_EVICTED));
+  }
+
+  /**
+   * Found by the hostile trial: a flood of connects lags the event loop, and an active client's next request sits
+   * unread in the kernel while a newcomer is accepted; judged by the reads processed so far, its connection looked
+   * idle and was closed for the newcomer. The test keeps the loop busy while the client sends and the newcomer's
+   * registration queues behind it, as the flood did.
+   */
+  @Test
+  void aClientWhoseRequestWaitsUnreadInALaggingLoopKeepsItsConnection() throws Exception {
+    int port = deploy(new JsonObject().put("maxConnections", 2).put("idleGiveWayMs", 1));
+    Socket active = connect(port);
+    assertTrue(echoed(active));
+    // Active after the other: the front of the order, the first to give way if it looked idle.
+    Socket quietOne = connect(port);
+    assertTrue(echoed(quietOne));
+
+    Context loop = vertx.getOrCreateContext();
+    SingleThreadEventExecutor tasks = (SingleThreadEventExecutor) ((ContextInternal) loop).nettyEventLoop();
+    CountDownLatch busy = new CountDownLatch(1);
+    CountDownLatch newcomerConnected = new CountDownLatch(1);
+    AtomicBoolean lagged = new AtomicBoolean();
+    loop.runOnContext(v -> {
+      busy.countDown();
+      try {
+        // Until the newcomer's registration is queued behind this task: its accept runs before the loop next reads.
+        if (newcomerConnected.await(10, TimeUnit.SECONDS)) {
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          while (tasks.pendingTasks() == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+          }
+          lagged.set(tasks.pendingTasks() > 0);
+        }
+        // The lag itself: longer than idleGiveWayMs, so that every connection looks quiet by the reads processed.
+        long lagEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(5);
+        while (System.nanoTime() < lagEnd) {
+          Thread.onSpinWait();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    assertTrue(busy.await(10, TimeUnit.SECONDS));
+    active.getOutputStream().write(HELLO);
+    Socket newcomer = connect(port);
+    newcomerConnected.countDown();
+
+    byte[] echo = new byte[HELLO.length];
+    new DataInputStream(active.getInputStream()).readFully(echo);
+    assertArrayEquals(HELLO, echo, "the active client's request, unread while the loop lagged, was answered");
+    assertTrue(lagged.get(), "the newcomer was accepted before the loop read the active client's request");
+    assertTrue(echoed(newcomer), "the newcomer was served");
+    assertEndsWithFin(quietOne);
+    metrics.closed(CloseReason.IDLE_EVICTED).toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertEquals(1, metrics.closedFor(CloseReason.IDLE_EVICTED));
+    assertTrue(echoed(active), "and it keeps its connection");
   }
 
   @Test

@@ -74,6 +74,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
   private final ActivityOrder order;
+  /** Newcomers waiting for a connection to give way to them; on its event loop only. */
+  private final WaitingNewcomers<Newcomer> newcomers;
   /** Open connections of this server instance; touched on its event loop only. */
   private final Set<Connection> connections = new HashSet<>();
   private Future<Void> shutdown;
@@ -93,6 +95,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
+    this.newcomers = new WaitingNewcomers<>(ticker, this::decide);
   }
 
   @Override
@@ -289,8 +292,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /**
    * The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit.
-   * With every slot of {@code maxConnections} taken, the connection idle longest on this event loop gives its
-   * slot to the newcomer; only when none can is the newcomer turned away.
+   * With every slot of {@code maxConnections} taken, the newcomer waits for the loop's next poll of its sockets
+   * ({@link WaitingNewcomers}), then the connection idle longest on this event loop gives its slot to it; only when
+   * none can is the newcomer turned away.
    */
   private void accept(NetSocket socket) {
     if (listener == null) {
@@ -298,11 +302,45 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     }
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
+    if (rejection == Rejection.MAX_CONNECTIONS) {
+      // No more wait than there are connections that could give way: the rest are turned away at once.
+      if (order.givesWay() && shutdown == null && newcomers.size() < order.size()) {
+        ChannelAdapter.holdReading(socket);
+        newcomers.add(new Newcomer(socket, ip));
+        return;
+      }
+      rejection = limits.reject(Rejection.MAX_CONNECTIONS, ip);
+    }
+    admit(socket, ip, rejection, null);
+  }
+
+  /** A socket that waits for a slot, from {@code ip}. */
+  private record Newcomer(NetSocket socket, String ip) {
+  }
+
+  /**
+   * After the loop has read what its connections' clients sent: the newcomer takes a free slot, or the slot of the
+   * connection quiet longest since before it arrived, or is turned away.
+   */
+  private void decide(Newcomer newcomer, long arrivedNanos) {
+    NetSocket socket = newcomer.socket();
+    if (!ChannelAdapter.isOpen(socket)) {
+      // Its client left while it waited; it held no slot.
+      return;
+    }
+    ChannelAdapter.readAgain(socket);
+    String ip = newcomer.ip();
+    Rejection rejection = limits.tryAcquire(ip);
     Connection idle = null;
     if (rejection == Rejection.MAX_CONNECTIONS) {
-      idle = order.idlest();
+      idle = order.idlest(arrivedNanos);
       rejection = idle == null ? limits.reject(Rejection.MAX_CONNECTIONS, ip) : limits.takeOver(ip);
     }
+    admit(socket, ip, rejection, idle);
+  }
+
+  /** Serves the socket with its slot ({@code idle}, if not null, gives its own), or turns it away for {@code rejection}. */
+  private void admit(NetSocket socket, String ip, Rejection rejection, Connection idle) {
     if (rejection != null) {
       metrics.connectionRejected(rejection);
       ChannelAdapter.refuse(socket, vertx.getOrCreateContext(), Math.min(options.getLingerTimeoutMs(), REFUSAL_LINGER_MS));
@@ -316,6 +354,16 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       handshakes.begin(socket, ip, established -> serve(established, ip));
     } else {
       serve(socket, ip);
+    }
+  }
+
+  /** The server is stopping: newcomers still waiting for a slot are turned away, as over {@code maxConnections}. */
+  private void turnAwayWaiting() {
+    for (Newcomer newcomer : newcomers.removeAll()) {
+      if (ChannelAdapter.isOpen(newcomer.socket())) {
+        ChannelAdapter.readAgain(newcomer.socket());
+        admit(newcomer.socket(), newcomer.ip(), limits.reject(Rejection.MAX_CONNECTIONS, newcomer.ip()), null);
+      }
     }
   }
 
@@ -406,6 +454,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
+    turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     shutdown = Future.all(unbound.future(), allClosed.future()).map(v -> {
       detach();
@@ -450,6 +499,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
+    // Vert.x closes their sockets with the others; none is decided for afterwards.
+    context.runOnContext(v -> newcomers.removeAll());
     return netServer.close()
       .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))

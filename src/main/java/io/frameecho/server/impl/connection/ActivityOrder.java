@@ -94,17 +94,28 @@ public final class ActivityOrder {
     size--;
   }
 
-  /**
-   * The connection idle longest that can give way now, looking at no more than {@link #LOOK_AHEAD} connections
-   * from the front; null when none can. A connection looked at that owes something (a frame under way, an
-   * answer awaited, responses queued) goes to the back as it is, so that a few busy connections at the front
-   * cannot hide the idle ones behind them from every newcomer.
-   */
+  /** Whether a connection ever gives way ({@code idleGiveWayMs} above 0). */
+  public boolean givesWay() {
+    return givingWay;
+  }
+
+  /** The connection idle longest that can give way now: {@link #idlest(long)} as of now. */
   public Connection idlest() {
+    return idlest(ticker.nanoTime());
+  }
+
+  /**
+   * The connection idle longest that could give way at {@code asOfNanos}: quiet from before that time on, by the
+   * reads processed so far. Looks at no more than {@link #LOOK_AHEAD} connections from the front; null when none
+   * can. A connection looked at that owes something (a frame under way, an answer awaited, responses queued) goes
+   * to the back as it is, so that a few busy connections at the front cannot hide the idle ones behind them from
+   * every newcomer.
+   */
+  public Connection idlest(long asOfNanos) {
     if (!givingWay) {
       return null;
     }
-    long nowNanos = ticker.nanoTime();
+    long nowNanos = asOfNanos;
     for (int looked = 0; first != null && looked < LOOK_AHEAD; looked++) {
       Place place = first;
       if (place.connection.canGiveWay(nowNanos)) {

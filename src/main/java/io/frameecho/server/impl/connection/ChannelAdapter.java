@@ -234,6 +234,29 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   /**
+   * A socket accepted and neither served nor turned away yet ({@code server.impl.WaitingNewcomers}): it reads
+   * nothing, what its client sends waits in the kernel, until {@link #readAgain}. Set from the connect handler,
+   * before Netty's first read.
+   */
+  public static void holdReading(NetSocket socket) {
+    channelOf(socket).config().setAutoRead(false);
+  }
+
+  /** A held socket is served or turned away now: it reads again (a refusal reads and discards until its FIN). */
+  public static void readAgain(NetSocket socket) {
+    channelOf(socket).config().setAutoRead(true);
+  }
+
+  /** Whether a socket not attached yet is still open (a held socket's client may have gone). */
+  public static boolean isOpen(NetSocket socket) {
+    return channelOf(socket).isOpen();
+  }
+
+  private static Channel channelOf(NetSocket socket) {
+    return ((NetSocketInternal) socket).channelHandlerContext().channel();
+  }
+
+  /**
    * Turns away a socket that was accepted over a limit: with a FIN, after reading and discarding what the
    * client already sent for up to {@code lingerMs} (a plain close with unread input would send a reset).
    */

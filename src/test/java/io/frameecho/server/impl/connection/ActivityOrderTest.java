@@ -88,4 +88,21 @@ class ActivityOrderTest {
     assertSame(a, order.idlest());
     assertSame(a, order.idlest(), "looking moves nothing that owes nothing");
   }
+
+  @Test
+  void asOfANewcomersArrivalOnlyThoseQuietSinceBeforeItGiveWay() {
+    Connection a = connect();
+    Connection b = connect();
+    ticker.advance(2 * GIVE_WAY_MS);
+    long arrived = ticker.nanoTime();
+    // After the newcomer arrived, the loop reads what a's client had sent while it lagged.
+    ticker.advance(5);
+    a.bytes(reads.read(frame("sent while the loop lagged")));
+    assertSame(b, order.idlest(arrived), "quiet since before the newcomer arrived");
+    b.giveWay();
+    assertNull(order.idlest(arrived), "a was active after the arrival: not quiet as of it");
+    ticker.advance(GIVE_WAY_MS);
+    assertNull(order.idlest(arrived), "as of the arrival it still was not");
+    assertSame(a, order.idlest(), "for a newcomer arriving now it is");
+  }
 }

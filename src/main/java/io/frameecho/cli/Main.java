@@ -114,7 +114,7 @@ public final class Main {
 
   /** The configuration the launcher will deploy, checked as the verticle will check it. */
   static JsonObject checkedConfig(String[] args, Map<String, String> env) {
-    JsonObject config = EnvironmentConfig.effective(confArgument(args), env);
+    JsonObject config = withJarDefaults(EnvironmentConfig.effective(confArgument(args), env));
     if (deploysFrameEcho(args)) {
       FrameEchoOptions options = new FrameEchoOptions(config);
       TlsOptions tls = options.getTls();
@@ -122,6 +122,19 @@ public final class Main {
         requireReadable("tls.certPath", tls.getCertPath());
         requireReadable("tls.keyPath", tls.getKeyPath());
       }
+    }
+    return config;
+  }
+
+  /**
+   * The jar's one default that is not the library's: a {@code metrics} section that does not say {@code endpoint} gets
+   * {@code "endpoint": true}. The jar has always served /metrics and /health with {@code metrics.enabled}, and a
+   * configuration it reads means what it did; an application that embeds the server opens no HTTP port of ours
+   * unless it asks. Done here, so that the verticle, {@code check-config} and the launcher's hooks read one value.
+   */
+  static JsonObject withJarDefaults(JsonObject config) {
+    if (config.getValue("metrics") instanceof JsonObject metrics && !metrics.containsKey("endpoint")) {
+      config.put("metrics", metrics.copy().put("endpoint", true));
     }
     return config;
   }

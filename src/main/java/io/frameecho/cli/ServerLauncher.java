@@ -93,7 +93,8 @@ final class ServerLauncher extends VertxApplication {
     public void afterVertxStarted(HookContext context) {
       HangupReload.vertxStarted(context.vertx());
       Object metrics = config.getValue("metrics");
-      if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled")) && !Boolean.FALSE.equals(m.getValue("endpoint"))) {
+      // Main.withJarDefaults has put "endpoint": true into a metrics section that did not say.
+      if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled")) && Boolean.TRUE.equals(m.getValue("endpoint"))) {
         // On the frame server's transport: with netServerOptions.reusePort the endpoint joins its port's reuseport
         // group (a restart), which NIO would ignore.
         endpointVertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(1)

@@ -462,7 +462,7 @@ public class FrameEchoOptions {
     return metrics;
   }
 
-  /** The metrics and health endpoint; see {@link MetricsOptions}. */
+  /** frame-echo's meters and, when asked for, the metrics and health endpoint; see {@link MetricsOptions}. */
   public FrameEchoOptions setMetrics(MetricsOptions metrics) {
     this.metrics = java.util.Objects.requireNonNull(metrics, "metrics");
     return this;

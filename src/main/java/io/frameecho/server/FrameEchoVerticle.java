@@ -141,7 +141,10 @@ public class FrameEchoVerticle extends VerticleBase {
     return server == null ? Future.failedFuture(new IllegalStateException("not deployed")) : server.updateTls(tls);
   }
 
-  /** The port of the metrics and health endpoint, once deployed with {@code metrics.enabled}; 0 otherwise. */
+  /**
+   * The port of the metrics and health endpoint, once deployed with {@code metrics.enabled} and {@code metrics.endpoint};
+   * 0 otherwise (no HTTP port was opened).
+   */
   public int metricsPort() {
     return metricsPort;
   }

@@ -5,11 +5,11 @@ import io.vertx.core.json.JsonObject;
 import java.util.List;
 
 /**
- * The {@code "metrics"} section: frame-echo's meters, decided per server, and an HTTP endpoint on its own port
- * with Prometheus metrics at {@code /metrics} and health at {@code /health/live} and {@code /health/ready}. Off by
- * default. The meters go to the Micrometer registry named {@code registryName}, or else Vert.x's default one
- * (Vert.x started with {@code vertx-micrometer-metrics}), or else a Prometheus registry of frame-echo's own; each
- * carries a {@code server} tag.
+ * The {@code "metrics"} section: frame-echo's meters, decided per server, and, when asked for ({@code endpoint}), an
+ * HTTP endpoint on its own port with Prometheus metrics at {@code /metrics} and health at {@code /health/live} and
+ * {@code /health/ready}. Off by default. The meters go to the Micrometer registry named {@code registryName}, or else
+ * Vert.x's default one (Vert.x started with {@code vertx-micrometer-metrics}), or else a Prometheus registry of
+ * frame-echo's own; each carries a {@code server} tag.
  * <p>
  * Each key ({@code metrics.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
@@ -18,7 +18,8 @@ public class MetricsOptions {
   public static final boolean DEFAULT_ENABLED = false;
   public static final String DEFAULT_HOST = "127.0.0.1";
   public static final int DEFAULT_PORT = 9464;
-  public static final boolean DEFAULT_ENDPOINT = true;
+  /** No HTTP port of ours unless the application asks; the runnable jar asks unless its configuration says {@code false}. */
+  public static final boolean DEFAULT_ENDPOINT = false;
   public static final String DEFAULT_REGISTRY_NAME = "";
   public static final String DEFAULT_SERVER = "";
 
@@ -92,8 +93,10 @@ public class MetricsOptions {
   }
 
   /**
-   * Whether the verticle opens the HTTP endpoint ({@code host}, {@code port}) with the meters; false keeps the
-   * meters and opens no port (an application that serves its registry and health itself).
+   * Whether {@link FrameEchoVerticle} opens the HTTP endpoint ({@code host}, {@code port}) with the meters and health,
+   * when {@code enabled}. False by default: the meters go to the registry and no port is opened (an application that
+   * exports its registry and health itself; with frame-echo's own Prometheus registry, only the endpoint shows them).
+   * The runnable jar sets it to true when its configuration does not say.
    */
   public MetricsOptions setEndpoint(boolean endpoint) {
     this.endpoint = endpoint;

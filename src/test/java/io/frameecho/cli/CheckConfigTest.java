@@ -91,4 +91,15 @@ class CheckConfigTest {
     assertTrue(result.out().startsWith("frame-echo: configuration is valid: frame unix socket /tmp/frame-echo-check.sock,"),
       result.out());
   }
+
+  /** The jar's metrics endpoint is on with metrics unless the configuration says no; check-config says which. */
+  @Test
+  void itSaysWhetherTheMetricsEndpointOpens() {
+    Result on = checkConfig(Map.of("FRAME_ECHO_METRICS_ENABLED", "true"));
+    assertEquals(0, on.status(), on.err());
+    assertTrue(on.out().contains(", metrics on http://127.0.0.1:9464/metrics (nothing was bound)"), on.out());
+    Result off = checkConfig(Map.of(), "-conf", "{\"metrics\":{\"enabled\":true,\"endpoint\":false}}");
+    assertEquals(0, off.status(), off.err());
+    assertTrue(off.out().contains(", metrics on, without an endpoint (nothing was bound)"), off.out());
+  }
 }

@@ -1,5 +1,6 @@
 package io.frameecho.docs;
 
+import io.frameecho.cli.TestAccess;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.OptionKey;
 import io.vertx.core.json.Json;
@@ -19,7 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /**
  * OPERATING.md's configuration table is the one description of every key: it names each key of
  * {@link FrameEchoOptions#keys()} (a section's keys as {@code section.key}) exactly once, no other, and gives each
- * the default the code has, as the first code span of its default column.
+ * the default the code has, as the first code span of its default column; a key whose default in the runnable jar
+ * is not the library's says both, and nothing else: {@code `true` in the jar, `false` embedded}.
  */
 class ConfigurationReferenceTest {
 
@@ -28,10 +30,11 @@ class ConfigurationReferenceTest {
   private static final String END = "<!-- end of the configuration reference -->";
   private static final Pattern ROW = Pattern.compile("^\\| `([^`]+)` \\| ([^|]*) \\|.*\\|$");
   private static final Pattern CODE_SPAN = Pattern.compile("`([^`]+)`");
+  /** Between the two defaults of a key whose default in the jar is not the library's. */
+  private static final String JAR_AND_EMBEDDED = " in the jar, ";
 
-  /** Each key as {@code section.key}, in the table's order, with its default as JSON text. */
-  private static Map<String, String> keysWithDefaults() {
-    JsonObject defaults = new FrameEchoOptions().toJson();
+  /** Each key as {@code section.key}, in the table's order, with its value in {@code defaults} as JSON text. */
+  private static Map<String, String> keysWithDefaults(JsonObject defaults) {
     Map<String, String> keys = new LinkedHashMap<>();
     for (OptionKey<FrameEchoOptions, ?> key : FrameEchoOptions.keys()) {
       if (key.type() == OptionKey.Type.SECTION) {
@@ -46,7 +49,7 @@ class ConfigurationReferenceTest {
     return keys;
   }
 
-  /** The table's rows: key, then the first code span of its default column. */
+  /** The table's rows: key, the first code span of its default column, the whole column. */
   private static List<String[]> rows() {
     List<String> lines = MarkdownPages.lines(OPERATING);
     int begin = -1;
@@ -66,7 +69,7 @@ class ConfigurationReferenceTest {
       Matcher row = ROW.matcher(line);
       if (row.matches()) {
         Matcher span = CODE_SPAN.matcher(row.group(2));
-        rows.add(new String[] {row.group(1), span.find() ? span.group(1) : "(no default given)"});
+        rows.add(new String[] {row.group(1), span.find() ? span.group(1) : "(no default given)", row.group(2).strip()});
       }
     }
     return rows;
@@ -75,21 +78,34 @@ class ConfigurationReferenceTest {
   @Test
   void theTableNamesEveryKeyOnceAndNoOther() {
     List<String> documented = rows().stream().map(r -> r[0]).toList();
-    assertEquals(List.copyOf(keysWithDefaults().keySet()).stream().sorted().toList(), documented.stream().sorted().toList(),
+    assertEquals(List.copyOf(keysWithDefaults(new FrameEchoOptions().toJson()).keySet()).stream().sorted().toList(),
+      documented.stream().sorted().toList(),
       "the keys of " + OPERATING + "'s configuration table against FrameEchoOptions.keys()");
   }
 
   @Test
   void eachDefaultIsTheCodes() {
-    Map<String, String> expected = keysWithDefaults();
-    Map<String, String> documented = new LinkedHashMap<>();
+    Map<String, String> library = keysWithDefaults(new FrameEchoOptions().toJson());
+    Map<String, String> jar = keysWithDefaults(TestAccess.jarDefaults());
+    Map<String, String[]> documented = new LinkedHashMap<>();
     for (String[] row : rows()) {
-      documented.put(row[0], row[1]);
+      documented.put(row[0], row);
     }
     Map<String, String> wrong = new LinkedHashMap<>();
-    expected.forEach((key, value) -> {
-      if (documented.containsKey(key) && !documented.get(key).equals(value)) {
-        wrong.put(key, "the table says " + documented.get(key) + ", the code " + value);
+    library.forEach((key, value) -> {
+      String[] row = documented.get(key);
+      if (row == null) {
+        return;
+      }
+      if (jar.get(key).equals(value)) {
+        if (!row[1].equals(value) || row[2].contains(JAR_AND_EMBEDDED)) {
+          wrong.put(key, "the table says " + row[2] + ", the code " + value + " (in the jar and embedded)");
+        }
+      } else {
+        String both = "`" + jar.get(key) + "`" + JAR_AND_EMBEDDED + "`" + value + "` embedded";
+        if (!row[2].equals(both)) {
+          wrong.put(key, "the table says " + row[2] + ", the code " + both);
+        }
       }
     });
     assertEquals(Map.of(), wrong);

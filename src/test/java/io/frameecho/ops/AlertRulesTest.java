@@ -112,7 +112,7 @@ class AlertRulesTest {
   void everyMetricAndLabelTheRulesUseIsInTheScrape() throws Exception {
     FrameEchoVerticle verticle = new FrameEchoVerticle();
     JsonObject config = new JsonObject().put("host", "127.0.0.1").put("port", 0)
-      .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0));
+      .put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", 0));
     await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(config)));
     String text = await(vertx.createHttpClient().request(HttpMethod.GET, verticle.metricsPort(), "127.0.0.1", "/metrics")
       .compose(req -> req.send()).compose(HttpClientResponse::body)).toString();

@@ -68,7 +68,7 @@ class MetricsTest {
   private FrameEchoVerticle deploy(JsonObject config) throws Exception {
     FrameEchoVerticle verticle = new FrameEchoVerticle();
     JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", 0)
-      .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0)).mergeIn(config);
+      .put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", 0)).mergeIn(config);
     await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(c)));
     return verticle;
   }
@@ -84,7 +84,7 @@ class MetricsTest {
     io.vertx.core.net.NetServer holder = await(vertx.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1"));
     int metricsPort = holder.actualPort();
     JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", framePort)
-      .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", metricsPort));
+      .put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", metricsPort));
     Throwable failure = vertx.deployVerticle(new FrameEchoVerticle(), new DeploymentOptions().setConfig(c))
       .toCompletionStage().toCompletableFuture().handle((id, error) -> error).get(30, TimeUnit.SECONDS);
     assertTrue(failure != null && String.valueOf(failure.getMessage()).contains("metrics endpoint cannot listen on 127.0.0.1:" + metricsPort),
@@ -111,7 +111,7 @@ class MetricsTest {
     try {
       int framePort = await(other.createNetServer().connectHandler(s -> s.close()).listen(0, "127.0.0.1")).actualPort();
       JsonObject c = new JsonObject().put("host", "127.0.0.1").put("port", framePort)
-        .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0));
+        .put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", 0));
       Throwable failure = vertx.deployVerticle(new FrameEchoVerticle(), new DeploymentOptions().setConfig(c))
         .toCompletionStage().toCompletableFuture().handle((id, error) -> error).get(30, TimeUnit.SECONDS);
       String message = String.valueOf(failure == null ? null : failure.getMessage());
@@ -303,14 +303,14 @@ class MetricsTest {
   }
 
   /**
-   * With metrics off nothing listens on the metrics port, even one the configuration names; the same
-   * configuration with metrics on opens it, so the probe would have found an endpoint had there been one.
+   * With metrics off nothing listens on the metrics port, even one the configuration names and asks an endpoint on;
+   * the same configuration with metrics on opens it, so the probe would have found an endpoint had there been one.
    */
   @Test
   void metricsOffMeansNoEndpoint() throws Exception {
     int metricsPort = freePort();
     JsonObject metricsOff = new JsonObject().put("host", "127.0.0.1").put("port", 0)
-      .put("metrics", new JsonObject().put("enabled", false).put("host", "127.0.0.1").put("port", metricsPort));
+      .put("metrics", new JsonObject().put("enabled", false).put("endpoint", true).put("host", "127.0.0.1").put("port", metricsPort));
     FrameEchoVerticle off = new FrameEchoVerticle();
     String id = await(vertx.deployVerticle(off, new DeploymentOptions().setConfig(metricsOff)));
     RawConnection client = await(RawConnection.open(vertx, off.actualPort()));

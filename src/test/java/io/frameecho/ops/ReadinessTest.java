@@ -55,7 +55,7 @@ class ReadinessTest {
   private FrameEchoVerticle deploy(JsonObject config) throws Exception {
     FrameEchoVerticle verticle = new FrameEchoVerticle();
     await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject().put("host", "127.0.0.1")
-      .put("port", 0).put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", 0))
+      .put("port", 0).put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", 0))
       .mergeIn(config))));
     return verticle;
   }

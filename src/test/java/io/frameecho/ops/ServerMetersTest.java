@@ -96,9 +96,9 @@ class ServerMetersTest {
   void aLaterServerWithMetricsHasThemAndEachServerItsTag() throws Exception {
     vertx = Vertx.vertx();
     FrameEchoVerticle first = deploy(new JsonObject());
-    FrameEchoVerticle second = deploy(metrics(new JsonObject().put("server", "second")).put("maxConnections", 7)
+    FrameEchoVerticle second = deploy(metrics(new JsonObject().put("server", "second").put("endpoint", true)).put("maxConnections", 7)
       .put("maxBufferedBytes", 1 << 20));
-    FrameEchoVerticle third = deploy(metrics(new JsonObject().put("server", "third").put("endpoint", false)));
+    FrameEchoVerticle third = deploy(metrics(new JsonObject().put("server", "third")));
     assertEquals(0, first.metricsPort());
     assertEquals(0, third.metricsPort(), "no port of ours unless asked for");
     echoOnce(first.actualPort());
@@ -132,8 +132,8 @@ class ServerMetersTest {
   void aRedeployedServerFindsItsMetersAndMicrometerHasNothingToWarnAbout() throws Exception {
     vertx = Vertx.builder().with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
       .setPrometheusOptions(new VertxPrometheusOptions().setEnabled(true)))).build();
-    JsonObject config = metrics(new JsonObject().put("server", "s")).put("port", 0);
-    FrameEchoVerticle one = deploy(config.copy().put("metrics", config.getJsonObject("metrics").copy().put("endpoint", true)));
+    JsonObject config = metrics(new JsonObject().put("server", "s").put("endpoint", true)).put("port", 0);
+    FrameEchoVerticle one = deploy(config);
     echoOnce(one.actualPort());
     await(vertx.undeploy(vertx.deploymentIDs().iterator().next()));
     FrameEchoVerticle again = deploy(config);
@@ -149,7 +149,7 @@ class ServerMetersTest {
     MeterRegistry app = new SimpleMeterRegistry();
     vertx = Vertx.builder().with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
       .setRegistryName("app"))).withMetrics(new MicrometerMetricsFactory(app)).build();
-    FrameEchoVerticle verticle = deploy(metrics(new JsonObject().put("registryName", "app").put("endpoint", false)));
+    FrameEchoVerticle verticle = deploy(metrics(new JsonObject().put("registryName", "app")));
     assertEquals(0, verticle.metricsPort(), "the application did not ask for a port");
     echoOnce(verticle.actualPort());
     assertNotNull(app.find("frame.echo.requests").tag("server", "0").counter());

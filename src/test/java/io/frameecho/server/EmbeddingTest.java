@@ -3,9 +3,13 @@ package io.frameecho.server;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
+import io.frameecho.testkit.RefusedPort;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
@@ -22,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * What an application embedding frame-echo can rely on: the instances of one deployment are one server
- * (they share their limits), while two servers in one Vert.x keep their own.
+ * (they share their limits), while two servers in one Vert.x keep their own; metrics on open no HTTP port of
+ * ours unless the application asks for one.
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
@@ -101,6 +106,64 @@ class EmbeddingTest {
           return null;
         }))
       .eventually(() -> Future.all(opened.stream().map(RawConnection::close).toList()))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  /** Completes with whether something accepts a connection on the loopback {@code port}. */
+  private static Future<Boolean> accepts(Vertx vertx, int port) {
+    NetClient probe = vertx.createNetClient();
+    return probe.connect(port, "127.0.0.1")
+      .compose(socket -> socket.close().map(true), refused -> Future.succeededFuture(false))
+      .eventually(probe::close);
+  }
+
+  /**
+   * Metrics on and nothing said about the endpoint: no HTTP port of ours, whether the options come in code, in the
+   * deployment's config or to the facade; the meters are there all the same. Asked for ({@code setEndpoint(true)}),
+   * the endpoint opens on that very port, so the probe would have found one had there been one.
+   */
+  @Test
+  void metricsOnOpenNoHttpPortUnlessTheApplicationAsks(Vertx vertx, VertxTestContext ctx) {
+    List<FrameEchoServer> facades = new ArrayList<>();
+    RefusedPort.of(vertx).compose(metricsPort -> {
+      MetricsOptions metrics = new MetricsOptions().setEnabled(true).setHost("127.0.0.1").setPort(metricsPort);
+      FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMetrics(metrics);
+      JsonObject config = new JsonObject().put("host", "127.0.0.1").put("port", 0)
+        .put("metrics", new JsonObject().put("enabled", true).put("host", "127.0.0.1").put("port", metricsPort));
+      FrameEchoVerticle typed = new FrameEchoVerticle(options);
+      FrameEchoVerticle configured = new FrameEchoVerticle();
+      FrameEchoServer facade = FrameEchoServer.create(vertx, options);
+      facades.add(facade);
+      return vertx.deployVerticle(typed)
+        .compose(id -> vertx.deployVerticle(configured, new DeploymentOptions().setConfig(config)))
+        .compose(id -> facade.listen())
+        .compose(listening -> accepts(vertx, metricsPort))
+        .compose(accepted -> {
+          ctx.verify(() -> {
+            assertEquals(0, typed.metricsPort(), "options in code");
+            assertEquals(0, configured.metricsPort(), "the deployment's config");
+            assertEquals(false, accepted, "something listens on the metrics port nobody asked for");
+          });
+          FrameEchoVerticle asked = new FrameEchoVerticle(new FrameEchoOptions(options)
+            .setMetrics(new MetricsOptions(metrics).setEndpoint(true)));
+          return vertx.deployVerticle(asked).compose(id -> {
+            ctx.verify(() -> assertEquals(metricsPort, asked.metricsPort(), "asked for"));
+            HttpClient http = vertx.createHttpClient();
+            return http.request(HttpMethod.GET, metricsPort, "127.0.0.1", "/metrics")
+              .compose(request -> request.send())
+              .compose(response -> response.body().map(body -> response.statusCode() + " " + body))
+              .eventually(http::close);
+          });
+        })
+        .map(scrape -> {
+          ctx.verify(() -> {
+            assertEquals("200", scrape.substring(0, 3), scrape);
+            assertEquals(true, scrape.contains("frame_echo_requests_total"), "the meters of the servers without an endpoint");
+          });
+          return null;
+        });
+    })
+      .eventually(() -> Future.all(facades.stream().map(FrameEchoServer::close).toList()))
       .onComplete(ctx.succeedingThenComplete());
   }
 }

@@ -20,13 +20,6 @@ class FrameEchoOptionsTest {
   }
 
   @Test
-  void shippedConfigFileListsEveryKeyWithItsDefault() throws Exception {
-    String text = java.nio.file.Files.readString(java.nio.file.Path.of("conf", "config.json"));
-    JsonObject shipped = new JsonObject(text);
-    assertEquals(new FrameEchoOptions().toJson(), shipped);
-  }
-
-  @Test
   void jsonRoundTrip() {
     FrameEchoOptions o = new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(10).setWriteQueueMaxSize(7);
     assertEquals(o.toJson(), new FrameEchoOptions(o.toJson()).toJson());

@@ -5,6 +5,7 @@ import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -114,8 +115,15 @@ class AlertRulesTest {
     JsonObject config = new JsonObject().put("host", "127.0.0.1").put("port", 0)
       .put("metrics", new JsonObject().put("enabled", true).put("endpoint", true).put("host", "127.0.0.1").put("port", 0));
     await(vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(config)));
-    String text = await(vertx.createHttpClient().request(HttpMethod.GET, verticle.metricsPort(), "127.0.0.1", "/metrics")
-      .compose(req -> req.send()).compose(HttpClientResponse::body)).toString();
+    // Held until the answer is in: Vert.x closes a client nothing refers to any more, in the middle of a request.
+    HttpClient http = vertx.createHttpClient();
+    String text;
+    try {
+      text = await(http.request(HttpMethod.GET, verticle.metricsPort(), "127.0.0.1", "/metrics")
+        .compose(req -> req.send()).compose(HttpClientResponse::body)).toString();
+    } finally {
+      await(http.close());
+    }
     Scrape scrape = Scrape.parse(text);
 
     List<Rule> rules = rules(Files.readString(Path.of("conf", "prometheus-alerts.yml")));

@@ -104,8 +104,17 @@ public class FrameEchoVerticle extends VerticleBase {
       .onSuccess(s -> {
         if (endpoint) {
           metricsPort = port;
-          log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
-            metricsPort, "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "");
+          String allInterfaces = "0.0.0.0".equals(metrics.getHost()) || "::".equals(metrics.getHost()) ? " (all interfaces)" : "";
+          String notScraped = server.whyMetersNotScraped();
+          if (notScraped == null) {
+            log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
+              metricsPort, allInterfaces);
+          } else {
+            // Found by an embedder's trial: the line advertised /metrics, which then answered 404.
+            log.warn("frame-echo health on http://{}:{}/health/live and /health/ready{}, but no /metrics there: {}; to serve "
+              + "it, give Vert.x a PrometheusMeterRegistry (or a CompositeMeterRegistry holding one), or set metrics.endpoint "
+              + "false and export that registry yourself", metrics.getHost(), metricsPort, allInterfaces, notScraped);
+          }
         }
       }));
   }

@@ -9,7 +9,8 @@ import java.util.List;
  * HTTP endpoint on its own port with Prometheus metrics at {@code /metrics} and health at {@code /health/live} and
  * {@code /health/ready}. Off by default. The meters go to the Micrometer registry named {@code registryName}, or else
  * Vert.x's default one (Vert.x started with {@code vertx-micrometer-metrics}), or else a Prometheus registry of
- * frame-echo's own; each carries a {@code server} tag.
+ * frame-echo's own; each server's meters carry its {@code server} tag. {@code /metrics} shows a Prometheus registry
+ * only (or a composite holding one); over another kind the endpoint serves health, and says so once at start.
  * <p>
  * Each key ({@code metrics.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */

@@ -4,7 +4,10 @@ import ch.qos.logback.classic.Level;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -43,6 +46,10 @@ class ServerMetersTest {
   @RegisterExtension
   final LogCapture micrometer = LogCapture.of("io.micrometer.core.instrument.MeterRegistry");
 
+  /** The endpoint's start-up line, counted by level. */
+  @RegisterExtension
+  final LogCapture verticleLog = LogCapture.of(FrameEchoVerticle.class);
+
   private Vertx vertx;
 
   @AfterEach
@@ -74,6 +81,17 @@ class ServerMetersTest {
     try {
       return Scrape.parse(await(http.request(HttpMethod.GET, port, "127.0.0.1", "/metrics")
         .compose(req -> req.send()).compose(HttpClientResponse::body)).toString());
+    } finally {
+      await(http.close());
+    }
+  }
+
+  /** The status of a GET of {@code path} on the endpoint at {@code port}, and its body. */
+  private String get(int port, String path) throws Exception {
+    HttpClient http = vertx.createHttpClient();
+    try {
+      return await(http.request(HttpMethod.GET, port, "127.0.0.1", path).compose(req -> req.send())
+        .compose(response -> response.body().map(body -> response.statusCode() + " " + body)));
     } finally {
       await(http.close());
     }
@@ -169,5 +187,40 @@ class ServerMetersTest {
       .toCompletionStage().toCompletableFuture().handle((id, e) -> e).get(30, TimeUnit.SECONDS);
     assertNotNull(failure);
     assertTrue(failure.getMessage().contains("metrics.registryName: no Micrometer registry named 'nope'"), failure.getMessage());
+  }
+
+  /**
+   * Found by an embedder's trial: with the application's registry a SimpleMeterRegistry, the start-up line advertised
+   * /metrics, which answered 404. The endpoint still serves health, and says once, at WARN, that /metrics has nothing
+   * to show (instead of the INFO line that advertises it).
+   */
+  @Test
+  void anEndpointOverANonPrometheusRegistryServesHealthAndWarnsOnceInsteadOfAdvertisingMetrics() throws Exception {
+    vertx = Vertx.builder().with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+      .setRegistryName("app"))).withMetrics(new MicrometerMetricsFactory(new SimpleMeterRegistry())).build();
+    FrameEchoVerticle verticle = deploy(metrics(new JsonObject().put("registryName", "app").put("endpoint", true)));
+    assertTrue(verticle.metricsPort() > 0, "the endpoint is open");
+    assertTrue(get(verticle.metricsPort(), "/health/live").startsWith("200 "));
+    assertTrue(get(verticle.metricsPort(), "/health/ready").startsWith("200 "));
+    assertTrue(get(verticle.metricsPort(), "/metrics").startsWith("404 "));
+    assertEquals(1, verticleLog.count(Level.WARN), "one WARN line at start");
+    assertEquals(0, verticleLog.count(Level.INFO), "no line advertises /metrics");
+  }
+
+  /** A CompositeMeterRegistry that holds a Prometheus registry is scraped through that one. */
+  @Test
+  void aCompositeRegistryHoldingAPrometheusOneIsScraped() throws Exception {
+    CompositeMeterRegistry app = new CompositeMeterRegistry();
+    app.add(new SimpleMeterRegistry());
+    app.add(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
+    vertx = Vertx.builder().with(new VertxOptions().setMetricsOptions(new MicrometerMetricsOptions().setEnabled(true)
+      .setRegistryName("app"))).withMetrics(new MicrometerMetricsFactory(app)).build();
+    FrameEchoVerticle verticle = deploy(metrics(new JsonObject().put("registryName", "app").put("endpoint", true)
+      .put("server", "s")));
+    echoOnce(verticle.actualPort());
+    Scrape scrape = scrape(verticle.metricsPort());
+    assertEquals(1, scrape.value("frame_echo_requests_total", Map.of("server", "s")));
+    assertEquals(0, verticleLog.count(Level.WARN));
+    assertEquals(1, verticleLog.count(Level.INFO), "the line advertising /metrics");
   }
 }

@@ -527,6 +527,14 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   }
 
   /**
+   * Why the metrics endpoint's {@code /metrics} cannot show this listening server's meters, or null when it can
+   * (see {@link Operations#whyNotScraped}).
+   */
+  public String whyMetersNotScraped() {
+    return operations.whyNotScraped(metrics, options.getMetrics());
+  }
+
+  /**
    * Opens the HTTP endpoint for {@code /metrics} and {@code /health} over this server's Vert.x instance: on the
    * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
    */

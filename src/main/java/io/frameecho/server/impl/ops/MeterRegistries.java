@@ -3,6 +3,7 @@ package io.frameecho.server.impl.ops;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.vertx.micrometer.backends.BackendRegistries;
 
 import java.util.ArrayList;
@@ -86,18 +87,46 @@ final class MeterRegistries {
     }
   }
 
-  /** The Prometheus text of every Prometheus registry a server reports to, or null when there is none. */
+  /**
+   * The Prometheus text of every Prometheus registry a server reports to (directly or through a composite), each
+   * once, or null when there is none.
+   */
   synchronized String scrape() {
-    List<String> texts = new ArrayList<>();
-    if (present(PrometheusRegistry.CLASS_NAME)) {
-      for (MeterRegistry registry : servers.keySet()) {
-        String text = PrometheusRegistry.scrape(registry);
-        if (text != null) {
-          texts.add(text);
-        }
+    if (!present(PrometheusRegistry.CLASS_NAME)) {
+      return null;
+    }
+    Map<MeterRegistry, Boolean> prometheus = new IdentityHashMap<>();
+    for (MeterRegistry registry : servers.keySet()) {
+      MeterRegistry found = PrometheusRegistry.find(registry);
+      if (found != null) {
+        prometheus.put(found, true);
       }
     }
+    List<String> texts = new ArrayList<>();
+    for (MeterRegistry registry : prometheus.keySet()) {
+      texts.add(PrometheusRegistry.scrape(registry));
+    }
     return texts.isEmpty() ? null : String.join("", texts);
+  }
+
+  /**
+   * Why {@code /metrics} cannot show what goes to {@code registry} (the one {@code registryName} names, or the
+   * default), or null when it can: a Prometheus registry, or a composite holding one.
+   */
+  static String whyNotScraped(MeterRegistry registry, String registryName) {
+    if (present(PrometheusRegistry.CLASS_NAME) && PrometheusRegistry.find(registry) != null) {
+      return null;
+    }
+    String which = registryName.isEmpty() ? "Vert.x's default Micrometer registry" : "the Micrometer registry '" + registryName + "'";
+    return "frame-echo's meters go to " + which + ", a " + describe(registry) + ", which is not a PrometheusMeterRegistry"
+      + (present(PrometheusRegistry.CLASS_NAME) ? "" : " (io.micrometer:micrometer-registry-prometheus is not on the class path)");
+  }
+
+  private static String describe(MeterRegistry registry) {
+    if (registry instanceof CompositeMeterRegistry composite) {
+      return "CompositeMeterRegistry of " + composite.getRegistries().stream().map(MeterRegistries::describe).toList();
+    }
+    return registry.getClass().getSimpleName();
   }
 
   static boolean present(String className) {

@@ -42,8 +42,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   private final Set<ConnectionLimits> limits = ConcurrentHashMap.newKeySet();
   /** Tags every meter of this server carries. */
   private final Tags tags;
+  private final MeterRegistry registry;
 
   MicrometerFrameEchoMetrics(MeterRegistry registry, String server) {
+    this.registry = registry;
     tags = Tags.of("server", server);
     requests = Counter.builder("frame.echo.requests").tags(tags).description("Request frames received").register(registry);
     responses = Counter.builder("frame.echo.responses").tags(tags).description("Response frames queued for writing").register(registry);
@@ -137,5 +139,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   @Override
   public void readingResumed() {
     paused.decrementAndGet();
+  }
+
+  /** The registry these meters are in. */
+  MeterRegistry registry() {
+    return registry;
   }
 }

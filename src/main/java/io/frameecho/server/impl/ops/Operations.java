@@ -91,6 +91,17 @@ public final class Operations implements Shareable {
     return r == null ? null : r.scrape();
   }
 
+  /**
+   * Why {@code /metrics} cannot show the meters of a server that reports to {@code meters} (configured by
+   * {@code options}), or null when it can: they are in a Prometheus registry, or in a composite that holds one.
+   */
+  public String whyNotScraped(FrameEchoMetrics meters, MetricsOptions options) {
+    if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
+      return MeterRegistries.whyNotScraped(m.registry(), options.getRegistryName());
+    }
+    return "the server reports to the application's FrameEchoMetrics, not to a Micrometer registry";
+  }
+
   /** A listening server's limits join the gauges of its meters (when they are the built-in ones); balanced by {@link #remove}. */
   public void add(FrameEchoMetrics meters, ConnectionLimits limits) {
     // Checked against the registries first: with metrics off, the meters' class (and Micrometer) stays unloaded.

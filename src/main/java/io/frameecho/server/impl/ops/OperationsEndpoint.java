@@ -38,7 +38,7 @@ public final class OperationsEndpoint {
       case "/metrics": {
         String text = operations.scrape();
         if (text == null) {
-          request.response().setStatusCode(404).end("no Prometheus registry\n");
+          request.response().setStatusCode(404).end("no Prometheus registry: frame-echo's meters go to another kind (see the WARN line at start)\n");
         } else {
           request.response().putHeader("Content-Type", PROMETHEUS_TEXT).end(text);
         }

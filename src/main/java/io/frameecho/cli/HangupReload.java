@@ -5,6 +5,7 @@ import io.vertx.core.Vertx;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * SIGHUP in the runnable jar: every frame-echo server re-reads its TLS files (a certificate renewed on disk), as nginx
@@ -22,12 +23,24 @@ final class HangupReload {
   private HangupReload() {
   }
 
-  /** Takes SIGHUP from the JVM's default (exit); as early as the launcher starts, so that no SIGHUP stops it. */
-  static void install() {
+  /**
+   * Takes SIGHUP from the JVM's default (exit); as early as the launcher starts, so that no SIGHUP stops it. A process
+   * started with SIGHUP ignored ({@code nohup}) keeps it ignored: HotSpot installs no handler for a shutdown signal
+   * the process inherited as ignored and returns {@code SIG_IGN} (JDK 17 and 25 alike), so the reload never runs;
+   * with {@code tls} on, one WARN line says so.
+   */
+  static void install(boolean tls) {
+    SignalHandler previous;
     try {
-      Signal.handle(new Signal("HUP"), signal -> reload());
+      previous = Signal.handle(new Signal("HUP"), signal -> reload());
     } catch (IllegalArgumentException | UnsupportedOperationException e) {
-      // No SIGHUP on this platform (Windows): nothing to take over.
+      // No SIGHUP on this platform (Windows), or the JVM keeps it (-Xrs): nothing to take over.
+      return;
+    }
+    if (previous == SignalHandler.SIG_IGN && tls) {
+      log.warn("SIGHUP is ignored by this process (started under nohup?): TLS files are not reloaded on HUP; restart it to "
+        + "use a renewed certificate, or start it with SIGHUP not ignored (setsid or a service manager keep a terminal's "
+        + "hang-up away without nohup)");
     }
   }
 

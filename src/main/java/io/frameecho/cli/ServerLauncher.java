@@ -71,7 +71,7 @@ final class ServerLauncher extends VertxApplication {
 
     @Override
     public void beforeStartingVertx(HookContext context) {
-      HangupReload.install();
+      HangupReload.install(new FrameEchoOptions(config).isTls());
       Object metrics = config.getValue("metrics");
       if (metrics instanceof JsonObject m && Boolean.TRUE.equals(m.getValue("enabled"))) {
         // Vert.x's own TCP, event-bus and JVM meters go to the Prometheus registry frame-echo serves.

@@ -353,6 +353,36 @@ class LauncherIT {
     }
   }
 
+  /**
+   * Started under nohup (SIGHUP ignored, inherited), the JVM will not take SIGHUP over: the reload cannot run. With TLS
+   * on, one WARN line at start says so; a SIGHUP then changes nothing and the server serves on.
+   */
+  @Test
+  void underNohupSighupStaysIgnoredAndTheStartSaysSo() throws Exception {
+    io.vertx.core.net.SelfSignedCertificate certificate = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    try {
+      List<String> log = new ArrayList<>();
+      String conf = new io.vertx.core.json.JsonObject().put("host", "127.0.0.1").put("port", 0)
+        .put("tls", new io.vertx.core.json.JsonObject().put("certPath", certificate.certificatePath())
+          .put("keyPath", certificate.privateKeyPath())).encode();
+      // What nohup does: SIGHUP ignored, then exec; the JVM inherits the disposition.
+      BlockingQueue<String> lines = start(List.of("sh", "-c", "trap '' HUP; exec \"$0\" -jar \"$1\" -conf \"$2\"",
+        javaBin(), JAR.toString(), conf), java.util.Map.of(), log);
+      String warning = awaitLine(lines, "SIGHUP");
+      assertTrue(warning.contains("WARN") && warning.contains("TLS files are not reloaded"), String.join("\n", log));
+      int port = nextListeningPort(lines);
+      Process server = processes.get(0);
+      String ignored = Files.readAllLines(Path.of("/proc", String.valueOf(server.pid()), "status")).stream()
+        .filter(line -> line.startsWith("SigIgn:")).findFirst().orElseThrow();
+      assertEquals(1, Long.parseLong(ignored.substring("SigIgn:".length()).trim(), 16) & 1, "SIGHUP (1) is ignored: " + ignored);
+      hangUp(server);
+      assertEquals(0, tlsClient(port, certificate.certificatePath()), "still serving");
+      assertTrue(server.isAlive(), "SIGHUP stopped the server");
+    } finally {
+      certificate.delete();
+    }
+  }
+
   @Test
   void badEnvironmentVariableStopsTheLauncher() throws Exception {
     List<String> log = new ArrayList<>();

@@ -16,6 +16,7 @@ import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.PfxOptions;
 import io.vertx.core.net.ServerSSLOptions;
+import io.vertx.core.net.SocketAddress;
 
 /**
  * The Java code of the docs (README.md, src/docs/EMBEDDING.md), compiled: each region between {@code tag::NAME[]}
@@ -76,6 +77,17 @@ public final class EmbeddingExamples {
       .listen()
       .onSuccess(server -> System.out.println("frame-echo on port " + server.actualPort()));
     // end::server-facade[]
+  }
+
+  /** A server on a unix domain socket, and the client library over it: one request and its response. */
+  public static Future<Buffer> unixSocketEcho(Vertx vertx, String socketPath) {
+    // tag::unix-socket[]
+    FrameEchoVerticle verticle = new FrameEchoVerticle(new FrameEchoOptions().setUnixSocket(socketPath));
+    return vertx.deployVerticle(verticle)
+      .compose(id -> FrameClient.connect(vertx, new NetClientOptions(), SocketAddress.domainSocketAddress(socketPath),
+        FrameEchoOptions.DEFAULT_MAX_FRAME_SIZE))
+      .compose(client -> client.request(Buffer.buffer("over a unix socket")).eventually(client::close));
+    // end::unix-socket[]
   }
 
   /** Requests go to consumers of an event-bus address, on any node of a cluster. */

@@ -86,6 +86,21 @@ class EmbeddingExamplesTest {
   }
 
   @Test
+  void aServerOnAUnixSocketAnswersTheClientLibrary(Vertx vertx, VertxTestContext ctx) throws Exception {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("frame-echo-example");
+    java.nio.file.Path socket = dir.resolve("fe.sock");
+    // On the test's Vert.x (NIO): the JDK's own unix sockets.
+    EmbeddingExamples.unixSocketEcho(vertx, socket.toString())
+      .eventually(() -> Future.join(vertx.deploymentIDs().stream().map(vertx::undeploy).toList()))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("over a unix socket", answer.toString());
+        assertTrue(!java.nio.file.Files.exists(socket), "the server's close removed its socket file");
+        java.nio.file.Files.delete(dir);
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
   void theEventBusHandlerAnswersWithTheConsumersReply(Vertx vertx, VertxTestContext ctx) {
     EmbeddingExamples.deployEventBusHandler(vertx)
       .compose(port -> EmbeddingExamples.firstEcho(vertx, port))

@@ -177,4 +177,31 @@ class TlsEmbedderTest {
       .setTrustOptions(store("client-trust.p12")), port), "served once the silent clients left");
     await(server.close());
   }
+
+  /**
+   * The adapter under frame-echo's TLS (its one reach under Vert.x's API) on this Vert.x line: an upgrade whose TLS
+   * handler Vert.x cannot create (a cipher suite the engine does not know; the server's start refuses one, so the adapter
+   * is called here directly) fails and closes its socket, rather than leave its client waiting for ever.
+   */
+  @Test
+  void anUpgradeVertxCannotBeginFailsAndCloses(Vertx vertx) throws Exception {
+    ServerSSLOptions unsupported = new ServerSSLOptions().setKeyCertOptions(store("server.p12"))
+      .addEnabledCipherSuite("TLS_NO_SUCH_SUITE");
+    io.vertx.core.Promise<Throwable> upgrade = io.vertx.core.Promise.promise();
+    io.vertx.core.Promise<Void> closed = io.vertx.core.Promise.promise();
+    io.vertx.core.net.NetServer server = vertx.createNetServer().connectHandler(socket -> {
+      socket.closeHandler(v -> closed.tryComplete());
+      io.frameecho.server.impl.connection.ChannelAdapter.upgradeToTls(socket, unsupported)
+        .onComplete(ar -> upgrade.tryComplete(ar.cause()));
+    });
+    int port = await(server.listen(0, "127.0.0.1")).actualPort();
+    try (Socket client = new Socket()) {
+      client.connect(new InetSocketAddress("127.0.0.1", port), 10_000);
+      Throwable cause = await(upgrade.future());
+      assertTrue(cause != null, "the upgrade succeeded");
+      await(closed.future());
+    } finally {
+      await(server.close());
+    }
+  }
 }

@@ -31,6 +31,7 @@ import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.ServerSSLOptions;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.invoke.MethodHandle;
@@ -109,6 +110,8 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   private static final Hooks HOOKS = Hooks.find();
+  /** The name Vert.x gives its TLS handler in the pipeline (5.0 to 5.2; an SNI handler until the ClientHello). */
+  private static final String TLS_HANDLER = "ssl";
   /**
    * Decrypted reads that came between the end of a TLS handshake and the connection's {@link #attach}: Vert.x
    * hands what it queued during the handshake over at once, before the upgrade's future tells anyone.
@@ -186,11 +189,17 @@ public final class ChannelAdapter implements ConnectionSocket {
    * The server side of a TLS handshake on a socket accepted as plain TCP, with {@code options}; nothing of the
    * frame protocol runs until it succeeds. The socket reads nothing until the TLS handler is in place; what is
    * read, decrypted, after the handshake and before {@link #attach} is kept for the connection. If the upgrade
-   * fails, the socket is closed.
+   * fails, the socket is closed. Call on the socket's context; the future completes there.
+   * <p>
+   * Vert.x (5.0 to 5.2) creates its TLS handler in the listener of a write; if that throws (a cipher suite the engine
+   * does not know, found by an embedder's trial), Netty logs the exception, the handler is never placed and Vert.x's
+   * future never completes: the client would wait for an answer for ever. Here that upgrade fails and the socket closes.
    */
   public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
     NetSocketInternal internal = (NetSocketInternal) socket;
     Channel channel = internal.channelHandlerContext().channel();
+    Context context = Vertx.currentContext();
+    Promise<Void> upgraded = Promise.promise();
     List<ByteBuf> early = new ArrayList<>();
     channel.attr(EARLY_READS).set(early);
     channel.closeFuture().addListener(closed -> {
@@ -201,23 +210,35 @@ public final class ChannelAdapter implements ConnectionSocket {
     });
     HOOKS.readNettyBuffers(internal, early::add);
     channel.config().setAutoRead(false);
-    // Vert.x writes once (an empty buffer) before it places the TLS handler, from that write's listener: once that
-    // has run, reading starts again (5.1.3 and later turn it back on themselves, in the same listener).
+    // Vert.x writes once (an empty buffer) before it places the TLS handler (named "ssl" from 5.0 to 5.2), from that
+    // write's listener: once that has run, reading starts again (5.1.3 and later turn it back on themselves, in the same
+    // listener); a write that went out with no handler placed after it means that listener failed.
     channel.pipeline().addFirst("frame-echo-tls-gate", new ChannelOutboundHandlerAdapter() {
       @Override
       public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         ChannelPromise written = promise.unvoid();
         Channel ch = ctx.channel();
         written.addListener(done -> ch.eventLoop().execute(() -> {
-          if (ch.pipeline().get(SslHandler.class) != null) {
+          if (ch.pipeline().get(TLS_HANDLER) != null) {
             ch.config().setAutoRead(true);
+          } else if (done.isSuccess()) {
+            context.runOnContext(v -> upgraded.tryFail(new SSLException(ch.isActive()
+              ? "Vert.x could not create its TLS handler for these options (Netty logged why, \"An exception was thrown by ...\")"
+              : "the connection closed before its TLS handler was in place")));
           }
         }));
         ctx.write(msg, written);
         ctx.pipeline().remove(this);
       }
     });
-    return socket.upgradeToSsl(options).onFailure(e -> internal.channelHandlerContext().close());
+    socket.upgradeToSsl(options).onComplete(upgrade -> {
+      if (upgrade.succeeded()) {
+        upgraded.tryComplete();
+      } else {
+        upgraded.tryFail(upgrade.cause());
+      }
+    });
+    return upgraded.future().onFailure(e -> internal.channelHandlerContext().close());
   }
 
   /** Why a TLS upgrade failed ({@link #upgradeToTls}'s cause), as operators count it. */

@@ -202,7 +202,9 @@ public final class Main {
       FrameEchoServer.checkTls(vertx, options).toCompletionStage().toCompletableFuture().get(60, java.util.concurrent.TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
       String reason = e.getCause().getMessage() == null ? e.getCause().toString() : e.getCause().getMessage();
-      throw new IllegalArgumentException((options.getTls() != null ? "tls: " : "netServerOptions: ") + reason, e.getCause());
+      // A setting the TLS engine does not support names its key already.
+      throw new IllegalArgumentException(e.getCause() instanceof IllegalArgumentException ? reason
+        : (options.getTls() != null ? "tls: " : "netServerOptions: ") + reason, e.getCause());
     } catch (Exception e) {
       throw new IllegalArgumentException("TLS key material: not checked: " + e, e);
     } finally {

@@ -102,4 +102,22 @@ class CheckConfigTest {
     assertEquals(0, off.status(), off.err());
     assertTrue(off.out().contains(", metrics on, without an endpoint (nothing was bound)"), off.out());
   }
+
+  /** From an embedder's trial: check-config called these valid, and the server then hung or failed every client. */
+  @Test
+  void cipherSuitesAndProtocolsTheEngineDoesNotSupportAreFound() {
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", pfxServer(TestKeyStores.PASSWORD)
+        .put("enabledCipherSuites", new io.vertx.core.json.JsonArray().add("TLS_NO_SUCH_SUITE"))).encode()),
+      "netServerOptions.enabledCipherSuites: not supported by the JDK's TLS engine: TLS_NO_SUCH_SUITE");
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", pfxServer(TestKeyStores.PASSWORD)
+        .put("enabledSecureTransportProtocols", new io.vertx.core.json.JsonArray().add("TLSv1.9"))).encode()),
+      "netServerOptions.enabledSecureTransportProtocols: not supported by the JDK's TLS engine: TLSv1.9");
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", pfxServer(TestKeyStores.PASSWORD)
+        .put("enabledSecureTransportProtocols", new io.vertx.core.json.JsonArray().add("TLSv1").add("TLSv1.1"))).encode()),
+      "netServerOptions.enabledSecureTransportProtocols: no protocol a handshake could use: TLSv1, TLSv1.1 are disabled");
+    // The build has no netty-tcnative: the engine the options select is not there at all.
+    assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("netServerOptions", pfxServer(TestKeyStores.PASSWORD)
+        .put("openSslEngineOptions", new JsonObject())).encode()),
+      "netServerOptions.openSslEngineOptions: OpenSSL is not available");
+  }
 }

@@ -134,4 +134,38 @@ class TlsFormsTest {
       .handle((id, e) -> e).get(30, TimeUnit.SECONDS);
     assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load"), String.valueOf(error));
   }
+
+  private static Throwable startFailure(Vertx vertx, NetServerOptions net) throws Exception {
+    FrameEchoServer server = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+      .setNetServerOptions(net.setSsl(true).setKeyCertOptions(pfx(stores.serverStore()))));
+    Throwable error = server.listen().toCompletionStage().toCompletableFuture().handle((s, e) -> e).get(30, TimeUnit.SECONDS);
+    if (error == null) {
+      await(server.close());
+    }
+    return error;
+  }
+
+  /**
+   * From an embedder's trial: a cipher suite the JDK does not know passed, the server said it listened with TLS, and
+   * every client then waited for ever; a protocol it does not know, or only protocols it has disabled, and every
+   * handshake failed. Each is refused at start, named.
+   */
+  @Test
+  void cipherSuitesAndProtocolsTheEngineDoesNotSupportFailTheStart(Vertx vertx) throws Exception {
+    Throwable suite = startFailure(vertx, new NetServerOptions().addEnabledCipherSuite("TLS_AES_128_GCM_SHA256")
+      .addEnabledCipherSuite("TLS_NO_SUCH_SUITE"));
+    assertTrue(suite instanceof IllegalArgumentException && suite.getMessage().equals("invalid frame-echo configuration: "
+      + "netServerOptions.enabledCipherSuites: not supported by the JDK's TLS engine: TLS_NO_SUCH_SUITE"), String.valueOf(suite));
+    Throwable protocol = startFailure(vertx, new NetServerOptions().setEnabledSecureTransportProtocols(Set.of("TLSv1.3", "TLSv1.9")));
+    assertTrue(protocol != null && protocol.getMessage().startsWith("invalid frame-echo configuration: "
+      + "netServerOptions.enabledSecureTransportProtocols: not supported by the JDK's TLS engine: TLSv1.9 (it supports "),
+      String.valueOf(protocol));
+    Throwable disabled = startFailure(vertx, new NetServerOptions().setEnabledSecureTransportProtocols(Set.of("SSLv3")));
+    assertTrue(disabled != null && disabled.getMessage().startsWith("invalid frame-echo configuration: "
+      + "netServerOptions.enabledSecureTransportProtocols: no protocol a handshake could use: SSLv3 is disabled by the "
+      + "JDK's security property jdk.tls.disabledAlgorithms"), String.valueOf(disabled));
+    // Disabled beside usable, and suites the JDK supports: a handshake can agree, so the start goes on as before.
+    assertEquals(null, startFailure(vertx, new NetServerOptions().setEnabledSecureTransportProtocols(Set.of("SSLv3", "TLSv1.3"))
+      .addEnabledCipherSuite("TLS_AES_128_GCM_SHA256")));
+  }
 }

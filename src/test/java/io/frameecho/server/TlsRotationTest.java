@@ -182,4 +182,19 @@ class TlsRotationTest {
     assertTrue(error != null && error.getMessage().contains("does not belong to its certificate"), String.valueOf(error));
     assertTrue(connects(vertx, trusting(first.certificatePath()), port), "the old certificate is still served");
   }
+
+  /** From an embedder's trial: a rotation to a cipher suite the JDK does not know succeeded, and every new client hung. */
+  @Test
+  void aRotationToACipherSuiteTheEngineDoesNotSupportIsRefusedAndTheCertificateKept(Vertx vertx) throws Exception {
+    int port = listen(vertx);
+    install(second);
+    Throwable refused = server.updateTls(new ServerSSLOptions()
+        .setKeyCertOptions(new PemKeyCertOptions().setCertPath(certPath.toString()).setKeyPath(keyPath.toString()))
+        .addEnabledCipherSuite("TLS_NO_SUCH_SUITE"))
+      .toCompletionStage().toCompletableFuture().handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+    assertTrue(refused instanceof IllegalArgumentException
+      && refused.getMessage().contains("enabledCipherSuites: not supported by the JDK's TLS engine: TLS_NO_SUCH_SUITE"),
+      String.valueOf(refused));
+    assertTrue(connects(vertx, trusting(first.certificatePath()), port), "the old certificate is still served");
+  }
 }

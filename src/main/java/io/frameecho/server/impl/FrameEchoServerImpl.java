@@ -26,6 +26,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.SSLEngineOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
@@ -131,7 +132,10 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
     ServerSSLOptions tls = options.serverSslOptions();
     netOptions.setSsl(false);
-    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls);
+    SSLEngineOptions engine = netOptions.getSslEngineOptions();
+    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls, engine)
+      .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException
+        ? new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e) : e));
     return material.compose(loaded -> listen(netOptions, tls, loaded));
   }
 
@@ -149,7 +153,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         + "instances no TLS context; deploy one instance"));
     }
     if (tls != null) {
-      handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, limits, metrics);
+      handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
@@ -523,7 +527,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
-    return tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls).mapEmpty();
+    return tls == null ? Future.succeededFuture()
+      : TlsMaterial.load(vertx, tls, options.getNetServerOptions().getSslEngineOptions()).mapEmpty();
   }
 
   /**

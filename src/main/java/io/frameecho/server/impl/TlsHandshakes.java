@@ -11,6 +11,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ClientAuth;
 import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.SSLEngineOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.shareddata.Shareable;
 
@@ -42,14 +43,17 @@ final class TlsHandshakes {
   private ServerSSLOptions material;
   /** The options {@link #material} was loaded from (file names): what {@link #reload} reads again. */
   private volatile ServerSSLOptions configured;
+  /** The TLS engine the listener's options select (null: Vert.x's default): what a rotation's options are checked against. */
+  private final SSLEngineOptions engine;
   private boolean closing;
 
-  TlsHandshakes(Vertx vertx, Context context, ServerSSLOptions configured, ServerSSLOptions material, ConnectionLimits limits,
-                FrameEchoMetrics metrics) {
+  TlsHandshakes(Vertx vertx, Context context, ServerSSLOptions configured, ServerSSLOptions material, SSLEngineOptions engine,
+                ConnectionLimits limits, FrameEchoMetrics metrics) {
     this.vertx = vertx;
     this.context = context;
     this.configured = configured;
     this.material = material;
+    this.engine = engine;
     this.limits = limits;
     this.metrics = metrics;
   }
@@ -107,7 +111,7 @@ final class TlsHandshakes {
         + "; TLS options replace each other whole: pass clientAuth and the trust options again with the new key and "
         + "certificate (to stop asking for client certificates, restart the server); the certificate in use is kept"));
     }
-    return TlsMaterial.load(vertx, copy).compose(loaded -> {
+    return TlsMaterial.load(vertx, copy, engine).compose(loaded -> {
       Promise<Void> swapped = Promise.promise();
       context.runOnContext(v -> {
         material = loaded;

@@ -7,6 +7,7 @@ import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.KeyStoreOptionsBase;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.SSLEngineOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.TrustOptions;
 import io.vertx.core.VertxException;
@@ -25,22 +26,28 @@ final class TlsMaterial {
   private TlsMaterial() {
   }
 
-  /** Reads and checks {@code configured}'s key material on a worker thread (the files are read blocking). */
-  static Future<ServerSSLOptions> load(Vertx vertx, ServerSSLOptions configured) {
+  /**
+   * Reads and checks {@code configured}'s key material on a worker thread (the files are read blocking), for the TLS
+   * engine {@code engine} selects (Vert.x's {@code sslEngineOptions}; null for the default, the JDK's).
+   */
+  static Future<ServerSSLOptions> load(Vertx vertx, ServerSSLOptions configured, SSLEngineOptions engine) {
     ServerSSLOptions copy = configured.copy();
-    return vertx.executeBlocking(() -> loadBlocking(vertx, copy), false);
+    return vertx.executeBlocking(() -> loadBlocking(vertx, copy, engine), false);
   }
 
   /**
    * {@code configured} with its files' contents in place of their names, once key and trust material load.
    *
    * @throws VertxException saying which file or which material does not load, and why
+   * @throws IllegalArgumentException naming the key ({@code netServerOptions.enabledCipherSuites}, ...) whose value the
+   *         engine does not support
    */
-  static ServerSSLOptions loadBlocking(Vertx vertx, ServerSSLOptions configured) {
+  static ServerSSLOptions loadBlocking(Vertx vertx, ServerSSLOptions configured, SSLEngineOptions engine) {
     if (configured.getKeyCertOptions() == null) {
       throw new VertxException("TLS needs a key and certificate (netServerOptions: pemKeyCertOptions, pfxKeyCertOptions, "
         + "jksKeyCertOptions or keyStoreOptions; or the tls section)", true);
     }
+    TlsEngineSupport.of(engine).check(configured);
     ServerSSLOptions loaded = configured.copy();
     loaded.setKeyCertOptions(keyCert(vertx, configured.getKeyCertOptions()));
     if (configured.getTrustOptions() != null) {

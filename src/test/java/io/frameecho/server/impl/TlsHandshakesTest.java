@@ -61,7 +61,7 @@ class TlsHandshakesTest {
     Promise<NetServer> listening = Promise.promise();
     context.runOnContext(v -> {
       ConnectionLimits limits = ConnectionLimits.attach(vertx, 10, 0, 1 << 20, 1 << 16, 0);
-      TlsHandshakes handshakes = new TlsHandshakes(vertx, context, unsupported, unsupported, limits, metrics);
+      TlsHandshakes handshakes = new TlsHandshakes(vertx, context, unsupported, unsupported, null, limits, metrics);
       limitsReady.complete(limits);
       handshakesReady.complete(handshakes);
       vertx.createNetServer().connectHandler(socket -> {

@@ -132,7 +132,31 @@ class TlsFormsTest {
         .setKeyCertOptions(new PfxOptions().setPath(stores.serverStore().toString()).setPassword("wrong")));
     Throwable error = vertx.deployVerticle(new FrameEchoVerticle(options)).toCompletionStage().toCompletableFuture()
       .handle((id, e) -> e).get(30, TimeUnit.SECONDS);
-    assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load"), String.valueOf(error));
+    assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load: wrong password for "
+      + stores.serverStore() + "? (the JDK says: "), String.valueOf(error));
+  }
+
+  /** From an embedder's trial: no key material named a JSON name Vert.x does not read; a missing file said its path twice. */
+  @Test
+  void keyMaterialProblemsAreSaidOnceWithVertxsNames(Vertx vertx) throws Exception {
+    FrameEchoServer server = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+      .setNetServerOptions(new NetServerOptions().setSsl(true).setKeyCertOptions(pfx(stores.serverStore()))));
+    await(server.listen());
+    Throwable none;
+    try {
+      none = server.updateTls(new io.vertx.core.net.ServerSSLOptions()).toCompletionStage().toCompletableFuture()
+        .handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+    } finally {
+      await(server.close());
+    }
+    assertTrue(none != null && none.getMessage().contains("pemKeyCertOptions, pfxKeyCertOptions or keyStoreOptions")
+      && !none.getMessage().contains("jks"), String.valueOf(none));
+    String missing = stores.serverStore() + ".missing";
+    FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+      .setNetServerOptions(new NetServerOptions().setSsl(true).setKeyCertOptions(pfx(stores.serverStore()).setPath(missing)));
+    Throwable error = FrameEchoServer.checkTls(vertx, options).toCompletionStage().toCompletableFuture()
+      .handle((v, e) -> e).get(30, TimeUnit.SECONDS);
+    assertEquals("cannot read the TLS file " + missing + ": no such file", error == null ? null : error.getMessage());
   }
 
   private static Throwable startFailure(Vertx vertx, NetServerOptions net) throws Exception {

@@ -44,8 +44,8 @@ final class TlsMaterial {
    */
   static ServerSSLOptions loadBlocking(Vertx vertx, ServerSSLOptions configured, SSLEngineOptions engine) {
     if (configured.getKeyCertOptions() == null) {
-      throw new VertxException("TLS needs a key and certificate (netServerOptions: pemKeyCertOptions, pfxKeyCertOptions, "
-        + "jksKeyCertOptions or keyStoreOptions; or the tls section)", true);
+      throw new VertxException("TLS needs a key and certificate (netServerOptions: pemKeyCertOptions, pfxKeyCertOptions or "
+        + "keyStoreOptions, the JKS form; in code, setKeyCertOptions; or the tls section)", true);
     }
     TlsEngineSupport.of(engine).check(configured);
     ServerSSLOptions loaded = configured.copy();
@@ -57,14 +57,15 @@ final class TlsMaterial {
     try {
       keys = loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
     } catch (Exception e) {
-      throw new VertxException("the TLS key and certificate do not load: " + reason(e), e, true);
+      throw new VertxException("the TLS key and certificate do not load: " + reason(e, configured.getKeyCertOptions()), e, true);
     }
     requireMatchingPairs(keys);
     if (loaded.getTrustOptions() != null) {
       try {
         loaded.getTrustOptions().getTrustManagerFactory(vertx);
       } catch (Exception e) {
-        throw new VertxException("the TLS trust store (for clientAuth) does not load: " + reason(e), e, true);
+        throw new VertxException("the TLS trust store (for clientAuth) does not load: " + reason(e, configured.getTrustOptions()), e,
+          true);
       }
     }
     return loaded;
@@ -169,15 +170,40 @@ final class TlsMaterial {
     try {
       return vertx.fileSystem().readFileBlocking(path);
     } catch (RuntimeException e) {
-      throw new VertxException("cannot read the TLS file " + path + ": " + reason(e), e, true);
+      Throwable root = root(e);
+      String why = root instanceof java.nio.file.NoSuchFileException ? "no such file"
+        : root instanceof java.nio.file.AccessDeniedException ? "permission denied" : reason(e);
+      throw new VertxException("cannot read the TLS file " + path + (why.equals(path) ? "" : ": " + why), e, true);
     }
   }
 
+  /**
+   * Why a key or trust store did not load; a wrong password as such when the JDK says so: its key stores throw an
+   * {@code IOException} caused by an {@code UnrecoverableKeyException}, or naming the password, whose own root cause
+   * ("failed to decrypt safe contents entry: BadPaddingException") does not tell.
+   */
+  private static String reason(Throwable e, Object options) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      String message = t.getMessage();
+      if (t instanceof java.io.IOException && (t.getCause() instanceof java.security.UnrecoverableKeyException
+        || (message != null && message.toLowerCase(java.util.Locale.ROOT).contains("password")))) {
+        String store = options instanceof KeyStoreOptionsBase base && base.getPath() != null ? base.getPath() : "the key store";
+        return "wrong password for " + store + "? (the JDK says: " + (message != null ? message : t.getCause().getMessage()) + ")";
+      }
+    }
+    return reason(e);
+  }
+
   private static String reason(Throwable e) {
+    Throwable root = root(e);
+    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+  }
+
+  private static Throwable root(Throwable e) {
     Throwable root = e;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
     }
-    return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();
+    return root;
   }
 }

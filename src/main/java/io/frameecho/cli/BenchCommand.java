@@ -155,7 +155,7 @@ final class BenchCommand implements Callable<Integer> {
     if (!tlsOptions.tls) {
       return null;
     }
-    BenchTls settings = new BenchTls(tlsOptions.trust, !tlsOptions.noVerifyHost);
+    BenchTls settings = new BenchTls(tlsOptions.trust, tlsOptions.cert, tlsOptions.key, !tlsOptions.noVerifyHost);
     try {
       settings.context();
     } catch (IllegalArgumentException e) {

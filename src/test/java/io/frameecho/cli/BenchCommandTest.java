@@ -320,6 +320,28 @@ class BenchCommandTest {
     }
   }
 
+  /** Mutual TLS: with --cert and --key, a server that requires a client certificate is benchmarked. */
+  @Test
+  void tlsWithAClientCertificate(Vertx vertx) throws Exception {
+    io.vertx.core.net.SelfSignedCertificate server = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    io.vertx.core.net.SelfSignedCertificate client = io.vertx.core.net.SelfSignedCertificate.create("frame-echo-client");
+    try {
+      int port = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+          .setNetServerOptions(new io.vertx.core.net.NetServerOptions().setSsl(true).setKeyCertOptions(server.keyCertOptions())
+            .setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED)
+            .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertPath(client.certificatePath()))))
+        .listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+      Path json = dir.resolve("mtls.json");
+      assertEquals(0, run("--port", String.valueOf(port), "-c", "2", "--requests", "100", "--verify", "--tls",
+        "--trust", server.certificatePath(), "--no-verify-host", "--cert", client.certificatePath(), "--key",
+        client.privateKeyPath(), "--json", json.toString()), out + err());
+      assertEquals(100, new JsonObject(Files.readString(json)).getLong("requests"));
+    } finally {
+      server.delete();
+      client.delete();
+    }
+  }
+
   @Test
   void reportFitsAndCarriesLegendDateVersionAndCommand(Vertx vertx) throws Exception {
     int port = echoServer(vertx);

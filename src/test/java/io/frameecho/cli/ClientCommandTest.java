@@ -115,4 +115,33 @@ class ClientCommandTest {
     assertEquals(2, run("--port", "not-a-number"));
     assertTrue(err.toString(StandardCharsets.UTF_8).contains("--port"));
   }
+
+  /** Mutual TLS: a server that requires a client certificate serves the client given --cert and --key, and no other. */
+  @Test
+  void presentsItsCertificateToAServerThatAsksForOne(Vertx vertx) throws Exception {
+    io.vertx.core.net.SelfSignedCertificate server = io.vertx.core.net.SelfSignedCertificate.create("localhost");
+    io.vertx.core.net.SelfSignedCertificate client = io.vertx.core.net.SelfSignedCertificate.create("frame-echo-client");
+    try {
+      int port = FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0)
+          .setNetServerOptions(new io.vertx.core.net.NetServerOptions().setSsl(true).setKeyCertOptions(server.keyCertOptions())
+            .setClientAuth(io.vertx.core.http.ClientAuth.REQUIRED)
+            .setTrustOptions(new io.vertx.core.net.PemTrustOptions().addCertPath(client.certificatePath()))))
+        .listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS).actualPort();
+      String[] tls = {"--port", String.valueOf(port), "--tls", "--trust", server.certificatePath(), "--no-verify-host"};
+      String[] withCertificate = java.util.stream.Stream.concat(java.util.Arrays.stream(tls),
+        java.util.stream.Stream.of("--cert", client.certificatePath(), "--key", client.privateKeyPath(), "mine")).toArray(String[]::new);
+      assertEquals(0, run(withCertificate), err.toString(StandardCharsets.UTF_8));
+      assertEquals("len:4 data:mine\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
+
+      String[] without = java.util.stream.Stream.concat(java.util.Arrays.stream(tls), java.util.stream.Stream.of("anonymous"))
+        .toArray(String[]::new);
+      assertTrue(run(without) != 0, "a client without a certificate was served");
+      err.reset();
+      assertEquals(2, run("--port", String.valueOf(port), "--tls", "--cert", client.certificatePath(), "x"));
+      assertTrue(err.toString(StandardCharsets.UTF_8).contains("--cert needs --key"), err.toString(StandardCharsets.UTF_8));
+    } finally {
+      server.delete();
+      client.delete();
+    }
+  }
 }

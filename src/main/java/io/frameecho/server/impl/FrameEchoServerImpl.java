@@ -53,6 +53,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
   /** At most how long a refused client's input is read and discarded before its socket closes. */
   private static final long REFUSAL_LINGER_MS = 1000;
+  /** How many newcomers may wait for a slot however few connections this loop has. */
+  private static final int FEWEST_WAITING = 16;
   /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
   private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
   private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
@@ -307,8 +309,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {
-      // No more wait than there are connections that could give way: the rest are turned away at once.
-      if (order.givesWay() && shutdown == null && newcomers.size() < order.size()) {
+      // No more wait than there are connections that could give way (or a few, in a small house): the rest are turned
+      // away at once.
+      if (order.givesWay() && shutdown == null && newcomers.size() < Math.max(order.size(), FEWEST_WAITING)) {
         ChannelAdapter.holdReading(socket);
         newcomers.add(new Newcomer(socket, ip));
         return;

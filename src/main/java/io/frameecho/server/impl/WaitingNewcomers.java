@@ -12,8 +12,10 @@ import java.util.List;
  * processed: while the loop lags (a flood of connects queues thousands of accepts ahead of its next poll), an active
  * client's next request can sit unread in the kernel, and its connection would look idle. The decision runs from a
  * timer, and Netty runs a timer that falls due only in a batch of tasks after a poll of its sockets: by then such a
- * request has been read, and a connection still quiet since before the newcomer arrived really was quiet. One timer
- * for all who wait; on the server's event loop only.
+ * request has been read, and a connection still quiet since before the newcomer arrived really was quiet. A timer
+ * decides only the newcomers that were waiting when it was set: one that arrives after may come in the batch that
+ * runs the timer, before any poll (found by the hostile trial), and waits for the next timer. On the server's event
+ * loop only.
  *
  * @param <N> a newcomer: its socket and its address
  */
@@ -32,6 +34,8 @@ final class WaitingNewcomers<N> {
   private final ArrayDeque<Waiting<N>> waiting = new ArrayDeque<>();
   /** The pending timer's id; -1 when none is set. */
   private long timer = -1;
+  /** How many of those waiting (the first ones) arrived before the pending timer was set. */
+  private int covered;
 
   WaitingNewcomers(Ticker ticker, Decision<N> decision) {
     this.ticker = ticker;
@@ -42,9 +46,14 @@ final class WaitingNewcomers<N> {
   void add(N newcomer) {
     waiting.add(new Waiting<>(newcomer, ticker.nanoTime()));
     if (timer < 0) {
-      // Vert.x's shortest timer: what matters is that it runs after a poll, not how soon.
-      timer = ticker.schedule(1, this::decideAll);
+      setTimer();
     }
+  }
+
+  private void setTimer() {
+    covered = waiting.size();
+    // Vert.x's shortest timer: what matters is that it runs after a poll, not how soon.
+    timer = ticker.schedule(1, this::decideCovered);
   }
 
   /** How many wait now. */
@@ -52,12 +61,15 @@ final class WaitingNewcomers<N> {
     return waiting.size();
   }
 
-  private void decideAll() {
+  private void decideCovered() {
     timer = -1;
-    // In arrival order; a decision that adds a newcomer (none does today) would wait for the next timer.
-    for (int n = waiting.size(); n > 0; n--) {
+    // In arrival order; those who came after the timer was set wait for one of their own.
+    for (int n = covered; n > 0; n--) {
       Waiting<N> next = waiting.poll();
       decision.decide(next.newcomer(), next.arrivedNanos());
+    }
+    if (!waiting.isEmpty()) {
+      setTimer();
     }
   }
 
@@ -67,6 +79,7 @@ final class WaitingNewcomers<N> {
       ticker.cancel(timer);
       timer = -1;
     }
+    covered = 0;
     List<N> all = new ArrayList<>(waiting.size());
     waiting.forEach(w -> all.add(w.newcomer()));
     waiting.clear();

@@ -117,6 +117,10 @@ public final class ChannelAdapter implements ConnectionSocket {
    * hands what it queued during the handshake over at once, before the upgrade's future tells anyone.
    */
   private static final AttributeKey<List<ByteBuf>> EARLY_READS = AttributeKey.valueOf("frame-echo.early-reads");
+  /** A held socket's client shut down its sending side before the socket was attached. */
+  private static final AttributeKey<Boolean> INPUT_ENDED = AttributeKey.valueOf("frame-echo.input-ended-while-held");
+  /** The pipeline handler that watches a held socket for the end of its input. */
+  private static final String HELD = "frame-echo-held";
 
   private final NetSocket socket;
   private final NetSocketInternal internal;
@@ -139,6 +143,7 @@ public final class ChannelAdapter implements ConnectionSocket {
    */
   static ChannelAdapter attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events) {
     ChannelAdapter adapter = new ChannelAdapter(socket);
+    adapter.inputShutdown = inputEnded(adapter.channel);
     // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it.
     socket.setWriteQueueMaxSize(writeQueueMaxSize);
     adapter.channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
@@ -183,6 +188,10 @@ public final class ChannelAdapter implements ConnectionSocket {
     if (early != null) {
       early.forEach(events::bytes);
     }
+    if (inputEnded(channel)) {
+      // The client shut its side while the socket waited for a slot: it is told now, after what it sent.
+      events.inputEnded();
+    }
   }
 
   /**
@@ -200,15 +209,10 @@ public final class ChannelAdapter implements ConnectionSocket {
     Channel channel = internal.channelHandlerContext().channel();
     Context context = Vertx.currentContext();
     Promise<Void> upgraded = Promise.promise();
-    List<ByteBuf> early = new ArrayList<>();
-    channel.attr(EARLY_READS).set(early);
-    channel.closeFuture().addListener(closed -> {
-      List<ByteBuf> left = channel.attr(EARLY_READS).getAndSet(null);
-      if (left != null) {
-        left.forEach(ByteBuf::release);
-      }
-    });
-    HOOKS.readNettyBuffers(internal, early::add);
+    // Bytes a held socket read before the TLS handler existed (its client half-closed while it waited for a slot) are
+    // TLS records no handler will see: dropped, and that handshake fails or times out.
+    releaseEarlyReads(channel);
+    keepEarlyReads(internal, channel);
     channel.config().setAutoRead(false);
     // Vert.x writes once (an empty buffer) before it places the TLS handler (named "ssl" from 5.0 to 5.2), from that
     // write's listener: once that has run, reading starts again (5.1.3 and later turn it back on themselves, in the same
@@ -257,15 +261,63 @@ public final class ChannelAdapter implements ConnectionSocket {
   /**
    * A socket accepted and neither served nor turned away yet ({@code server.impl.WaitingNewcomers}): it reads
    * nothing, what its client sends waits in the kernel, until {@link #readAgain}. Set from the connect handler,
-   * before Netty's first read.
+   * before Netty's first read. A client that half-closes while it waits makes epoll read to the end anyway (found by
+   * the hostile trial: Netty then closed the socket and Vert.x dropped the request): what is read, and the end, are
+   * kept for the connection. A reset while it waits closes the socket quietly; the decision finds it closed.
    */
   public static void holdReading(NetSocket socket) {
-    channelOf(socket).config().setAutoRead(false);
+    NetSocketInternal internal = (NetSocketInternal) socket;
+    Channel channel = internal.channelHandlerContext().channel();
+    channel.config().setAutoRead(false);
+    channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    // Now, while the channel is registered: after an input shut down, the change would fail and Netty close the socket.
+    EpollInterest.keepRegistered(channel);
+    keepEarlyReads(internal, channel);
+    channel.pipeline().addBefore("handler", HELD, new ChannelInboundHandlerAdapter() {
+      @Override
+      public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof ChannelInputShutdownEvent) {
+          ctx.channel().attr(INPUT_ENDED).set(Boolean.TRUE);
+        }
+        super.userEventTriggered(ctx, evt);
+      }
+    });
+    socket.exceptionHandler(e -> {
+    });
   }
 
-  /** A held socket is served or turned away now: it reads again (a refusal reads and discards until its FIN). */
+  /** A held socket is served or turned away now: it reads again, unless its client has already shut its side. */
   public static void readAgain(NetSocket socket) {
-    channelOf(socket).config().setAutoRead(true);
+    Channel channel = channelOf(socket);
+    if (channel.pipeline().get(HELD) != null) {
+      channel.pipeline().remove(HELD);
+    }
+    if (!inputEnded(channel)) {
+      channel.config().setAutoRead(true);
+    }
+  }
+
+  private static boolean inputEnded(Channel channel) {
+    return channel.hasAttr(INPUT_ENDED) && Boolean.TRUE.equals(channel.attr(INPUT_ENDED).get());
+  }
+
+  /**
+   * What Vert.x reads before a connection is attached goes to a list the connection gets first
+   * ({@link #deliverEarlyReads}); released if the socket closes before.
+   */
+  private static List<ByteBuf> keepEarlyReads(NetSocketInternal internal, Channel channel) {
+    List<ByteBuf> early = new ArrayList<>();
+    channel.attr(EARLY_READS).set(early);
+    channel.closeFuture().addListener(closed -> releaseEarlyReads(channel));
+    HOOKS.readNettyBuffers(internal, early::add);
+    return early;
+  }
+
+  private static void releaseEarlyReads(Channel channel) {
+    List<ByteBuf> left = channel.attr(EARLY_READS).getAndSet(null);
+    if (left != null) {
+      left.forEach(ByteBuf::release);
+    }
   }
 
   /** Whether a socket not attached yet is still open (a held socket's client may have gone). */

@@ -107,21 +107,20 @@ public final class BudgetAccount {
     if (closing) {
       return false;
     }
+    if (setAsideNow != setAside) {
+      holdSetAside(setAsideNow);
+    }
     if (frameCompleted) {
       if (reserveWasted) {
         // Read first: a volatile store on every read would cost a fence.
         reserveWasted = false;
       }
       if (holdingReserve) {
-        // The set-aside memory the frame's last read filled is counted off before the reserve goes back; the
-        // frame's own bytes are passed on after, with the rest of the read.
-        count(buffered, setAsideNow);
         holdingReserve = false;
         budget.returnReserve(this);
       }
     }
-    count(bufferedNow, setAsideNow);
-    publishFrame(frameSizeNow, frameCompleted);
+    publish(bufferedNow, frameSizeNow, frameCompleted);
     if (waitingForBudget || !(holdingReserve ? budget.overForCompletion() : budget.over())) {
       return false;
     }
@@ -131,33 +130,24 @@ public final class BudgetAccount {
     return true;
   }
 
-  /**
-   * Brings the budget's counts up to the parser's: at most one add to its count of incomplete frames and one to
-   * its bytes held, none when nothing changed. Set-aside memory counts with the incomplete frames (nothing releases
-   * it but the frame's own reads), so a read that only fills the piece an earlier read set aside moves bytes from
-   * one part of that count to the other and leaves it as it is.
-   */
-  private void count(long bufferedNow, long setAsideNow) {
-    long bufferedDelta = bufferedNow - buffered;
-    long setAsideDelta = setAsideNow - setAside;
-    if (bufferedDelta + setAsideDelta != 0) {
-      budget.bufferedChanged(bufferedDelta + setAsideDelta);
-    }
-    if (bufferedDelta != 0) {
-      BUFFERED.setOpaque(this, bufferedNow);
-    }
-    if (setAsideDelta != 0) {
-      // The bytes read into set-aside memory were held from their read on: the memory they filled is released.
-      setAside = setAsideNow;
-      if (setAsideDelta > 0) {
-        budget.reserve(setAsideDelta);
-      } else {
-        budget.release(-setAsideDelta);
-      }
+  private void holdSetAside(long setAsideNow) {
+    long delta = setAsideNow - setAside;
+    setAside = setAsideNow;
+    // Counted with the incomplete frames, not with responses: nothing releases it but the frame's own reads.
+    budget.bufferedChanged(delta);
+    if (delta > 0) {
+      budget.reserve(delta);
+    } else {
+      budget.release(-delta);
     }
   }
 
-  private void publishFrame(long frameSizeNow, boolean frameCompleted) {
+  private void publish(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
+    long delta = bufferedNow - buffered;
+    if (delta != 0) {
+      budget.bufferedChanged(delta);
+      BUFFERED.setOpaque(this, bufferedNow);
+    }
     if (frameSizeNow != 0 && (frameSize == 0 || frameCompleted)) {
       FRAME_NUMBER.setOpaque(this, budget.nextFrameNumber());
     }
@@ -322,8 +312,8 @@ public final class BudgetAccount {
       return;
     }
     closing = true;
-    count(0, 0);
-    publishFrame(0, false);
+    publish(0, 0, false);
+    holdSetAside(0);
     budget.release(bufferedNow);
     if (waitingForBudget) {
       waitingForBudget = false;

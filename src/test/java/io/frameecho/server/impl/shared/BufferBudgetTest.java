@@ -146,39 +146,6 @@ class BufferBudgetTest {
     assertEquals(600, budget.peak());
   }
 
-  /**
-   * Memory a frame set aside for bytes still to come is held as if they had come (a paused connection keeps it),
-   * and counts with the incomplete frames, not with responses; the reads that fill it hold nothing more.
-   */
-  @Test
-  void memorySetAsideIsHeldUntilTheReadsFillIt() {
-    budget = new BufferBudget(LIMIT, 996, GRACE_MS, ticker);
-    Conn a = new Conn("a");
-    Conn b = new Conn("b");
-    a.account.received(300);
-    assertFalse(a.account.settle(300, 1000, false, 500));
-    assertEquals(800, budget.used(), "300 bytes read, 500 set aside for the next ones");
-    a.account.received(400);
-    assertFalse(a.account.settle(700, 1000, false, 100));
-    assertEquals(800, budget.used(), "the read filled memory already held");
-
-    b.account.received(500);
-    assertTrue(b.account.settle(500, 1000, false, 400), "past the limit with what b set aside");
-    assertEquals(1700, budget.used());
-    b.account.received(100);
-    b.account.settle(600, 1000, false, 700);
-    assertEquals(2100, budget.used(), "past the limit plus one frame");
-    assertFalse(budget.overForCompletion(), "all of it incomplete frames, which never stop the reserve's holder");
-    a.account.hold(10);
-    assertTrue(budget.overForCompletion(), "a response is held: it will be written and released");
-
-    a.account.close(700);
-    b.account.close(600);
-    a.account.release(10);
-    assertEquals(0, budget.used());
-    assertFalse(budget.overForCompletion());
-  }
-
   @Test
   void overTheLimitAConnectionStopsAndWaits() {
     Conn a = new Conn("a");

@@ -202,7 +202,7 @@ class BufferBudgetTest {
           .compose(v -> answered(vertx, port, 1 << 20))
           .compose(v -> metrics.closed(CloseReason.BUDGET_EVICTED))
           .compose(v -> {
-            long peak = limits(vertx).budget().peak();
+            long peak = limits(vertx).budget().peak(); System.err.println("PEAK " + peak);
             ctx.verify(() -> {
               List<CloseReason> decided = serverDecidedCloses();
               assertTrue(decided.stream().allMatch(r -> r == CloseReason.BUDGET_EVICTED), "stallers are evicted, for nothing else: " + decided);
@@ -325,6 +325,40 @@ class BufferBudgetTest {
         return recovered(vertx, port, conns);
       });
     })).onComplete(ctx.succeedingThenComplete());
+  }
+
+  /**
+   * 128 clients at full speed over a 1 MiB budget: each connection still reading when the budget crosses its limit
+   * reads once more before it pauses, and that read is small (4 KiB). Held bytes stay within the budget, one frame
+   * for the reserve, a full read and its piece on the server's event loop, and a small read and its piece per
+   * connection; at Netty's adaptive read size (up to 64 KiB) those reads alone would carry it several MiB past.
+   */
+  @Test
+  void manyClientsReadingWhenTheBudgetFillsCarryItPastItsLimitBySmallReadsOnly(Vertx vertx, VertxTestContext ctx) {
+    int clients = 128;
+    int size = 256 << 10;
+    long budget = 1L << 20;
+    deploy(vertx, new JsonObject().put("maxBufferedBytes", budget).put("maxFrameSize", size))
+      .compose(port -> openAll(vertx, port, clients).compose(conns -> {
+        List<Future<Void>> done = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+          RawConnection c = conns.get(i);
+          Buffer first = payload(size, 2L * i);
+          Buffer second = payload(size, 2L * i + 1);
+          c.write(Frames.frame(first).appendBuffer(Frames.frame(second)));
+          done.add(c.expectFrames(2).compose(r -> r.equals(List.of(first, second))
+            ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo")));
+        }
+        return Future.all(done).compose(v -> {
+          long peak = limits(vertx).budget().peak(); System.err.println("PEAK " + peak);
+          long bound = budget + size + Frames.HEADER_SIZE + 2 * (64 << 10) + clients * 2L * (4 << 10);
+          ctx.verify(() -> {
+            assertEquals(List.of(), metrics.closeReasons(), "clients at full speed are never evicted, nor closed otherwise");
+            assertTrue(peak <= bound, "held " + peak + " bytes at most, against " + bound);
+          });
+          return recovered(vertx, port, conns);
+        });
+      })).onComplete(ctx.succeedingThenComplete());
   }
 
   /**

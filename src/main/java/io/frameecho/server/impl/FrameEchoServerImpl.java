@@ -306,6 +306,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (listener == null) {
       listener = ChannelAdapter.listenerOf(socket);
     }
+    // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
+    ChannelAdapter.capReads(socket, limits.budget()::over);
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {

@@ -3,6 +3,7 @@ package io.frameecho.server.impl.connection;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundBuffer;
@@ -43,6 +44,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -153,6 +155,7 @@ public final class ChannelAdapter implements ConnectionSocket {
       public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof ChannelInputShutdownEvent) {
           adapter.inputShutdown = true;
+          EpollInterest.edgeTriggered(ctx.channel());
           if (adapter.lingering) {
             // The client has read to our FIN and closed its side: both sides are done.
             adapter.closeNow();
@@ -320,6 +323,23 @@ public final class ChannelAdapter implements ConnectionSocket {
     }
   }
 
+  /**
+   * Reads of {@code socket} are small ({@link CappedReads}) while {@code small} says so. Set at accept, before the
+   * socket's first read: Netty keeps the read sizes a channel started reading with. The connection sets its own
+   * condition later ({@link #readsSmallWhen}).
+   */
+  public static void capReads(NetSocket socket, BooleanSupplier small) {
+    ChannelConfig config = channelOf(socket).config();
+    config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
+  }
+
+  /** This connection's reads are small while {@code small} says so (see {@link #capReads}). */
+  void readsSmallWhen(BooleanSupplier small) {
+    if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
+      capped.smallWhen(small);
+    }
+  }
+
   /** Whether a socket not attached yet is still open (a held socket's client may have gone). */
   public static boolean isOpen(NetSocket socket) {
     return channelOf(socket).isOpen();
@@ -460,6 +480,11 @@ public final class ChannelAdapter implements ConnectionSocket {
     return lingering;
   }
 
+  @Override
+  public boolean resetByPeer() {
+    return EpollInterest.resetByPeer(channel);
+  }
+
   /**
    * Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket.
    * From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
@@ -543,7 +568,8 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   /**
-   * Two changes to an epoll channel's interest set, made once, on its event loop, while it is registered.
+   * Changes to an epoll channel's interest set, on its event loop, while it is registered: two at accept, one once its
+   * input has ended.
    * <ul>
    *   <li><b>EPOLLERR kept.</b> Netty's epoll transport from 4.2.13 on (4.2.18, the newest, included; 4.2.12 does
    *   not): a channel whose interest set empties (its input half-closed, nothing waiting to be written) is taken out
@@ -557,6 +583,13 @@ public final class ChannelAdapter implements ConnectionSocket {
    *   newcomer's wait for a slot (5,000 quiet budget holders that closed at once made the server read 645 MB more
    *   while paused, 1.4 times a 1.5 GB budget). Netty 4.2's epoll is level-triggered: the end of the input is still
    *   seen, as EPOLLIN, once reading is on and the bytes before it are read; a reset still comes as EPOLLERR.</li>
+   *   <li><b>Edge-triggered once the input has ended.</b> With the input read to its end, Netty no longer reads on
+   *   EPOLLERR, and with nothing to write it does nothing else with it: kept in the set, a reset (EPOLLERR and EPOLLHUP,
+   *   reported for as long as they last) would wake the event loop in every poll until the connection's next write
+   *   fails (found by a hostile trial: a client that half-closed, then reset while its answer was awaited, kept a core
+   *   busy for the 8 s the answer took). Edge-triggered, it is reported once. Nothing is read after the input ended,
+   *   so Netty's level-triggered reading is not affected; writes wait for EPOLLOUT as Netty did with edge triggering
+   *   before 4.2.</li>
    * </ul>
    */
   private static final class EpollInterest {
@@ -566,6 +599,12 @@ public final class ChannelAdapter implements ConnectionSocket {
     private static final Method CLEAR_FLAG;
     private static final int EPOLLERR;
     private static final int EPOLLRDHUP;
+    private static final int EPOLLET;
+    /** {@code EpollSocketChannel.tcpInfo()} and {@code EpollTcpInfo.state()}. */
+    private static final Method TCP_INFO;
+    private static final Method STATE;
+    /** Linux's {@code TCP_CLOSE} state. */
+    private static final int TCP_CLOSE = 7;
 
     static {
       Class<?> channel = null;
@@ -573,6 +612,9 @@ public final class ChannelAdapter implements ConnectionSocket {
       Method clearFlag = null;
       int epollErr = 0;
       int epollRdHup = 0;
+      int epollEt = 0;
+      Method tcpInfo = null;
+      Method state = null;
       try {
         channel = Class.forName("io.netty.channel.epoll.AbstractEpollChannel");
         setFlag = channel.getDeclaredMethod("setFlag", int.class);
@@ -583,6 +625,9 @@ public final class ChannelAdapter implements ConnectionSocket {
         Method value = ops.getMethod("value");
         epollErr = (int) value.invoke(ops.getField("EPOLLERR").get(null));
         epollRdHup = (int) value.invoke(ops.getField("EPOLLRDHUP").get(null));
+        epollEt = (int) value.invoke(ops.getField("EPOLLET").get(null));
+        tcpInfo = Class.forName("io.netty.channel.epoll.EpollSocketChannel").getMethod("tcpInfo");
+        state = Class.forName("io.netty.channel.epoll.EpollTcpInfo").getMethod("state");
       } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
         channel = null;
       }
@@ -591,6 +636,9 @@ public final class ChannelAdapter implements ConnectionSocket {
       CLEAR_FLAG = clearFlag;
       EPOLLERR = epollErr;
       EPOLLRDHUP = epollRdHup;
+      EPOLLET = epollEt;
+      TCP_INFO = channel == null ? null : tcpInfo;
+      STATE = state;
     }
 
     /** On the channel's event loop, once it is registered. */
@@ -606,9 +654,36 @@ public final class ChannelAdapter implements ConnectionSocket {
       }
     }
 
+    /** The channel's input has ended: it is edge-triggered from now on. On its event loop. */
+    static void edgeTriggered(Channel channel) {
+      if (CHANNEL != null && CHANNEL.isInstance(channel) && channel.isRegistered()) {
+        try {
+          SET_FLAG.invoke(channel, EPOLLET);
+        } catch (ReflectiveOperationException e) {
+          channel.pipeline().fireExceptionCaught(e.getCause() != null ? e.getCause() : e);
+        }
+      }
+    }
+
+    /**
+     * Whether the kernel has closed the channel's connection (TCP_CLOSE, from its TCP_INFO: a reset, as the server
+     * has not closed it), through the epoll channel's public {@code tcpInfo()}; found reflectively, as the epoll
+     * classes may be missing. False on other channels.
+     */
+    static boolean resetByPeer(Channel channel) {
+      if (TCP_INFO == null || !TCP_INFO.getDeclaringClass().isInstance(channel)) {
+        return false;
+      }
+      try {
+        return (int) STATE.invoke(TCP_INFO.invoke(channel)) == TCP_CLOSE;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return false;
+      }
+    }
+
     static String description() {
-      return CHANNEL != null ? "; epoll channels keep EPOLLERR in their interest set (Netty 4.2.13+ half-close) and drop "
-        + "EPOLLRDHUP (a paused socket is not read)" : "";
+      return CHANNEL != null ? "; epoll channels keep EPOLLERR in their interest set (Netty 4.2.13+ half-close), drop "
+        + "EPOLLRDHUP (a paused socket is not read) and turn edge-triggered once their input has ended" : "";
     }
   }
 

@@ -21,6 +21,7 @@ import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -123,6 +124,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     }
     ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
+    socket.readsSmallWhen(connection.account::readsSmall);
     socket.deliverEarlyReads(connection);
     return connection;
   }
@@ -153,6 +155,13 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (closeReason != null) {
       // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
       bytes.release();
+      return;
+    }
+    if (!gate.isOpen() && socket.resetByPeer()) {
+      // Read past a pause: on a reset, epoll reads whether reading is on or not, and the kernel hands over what it had
+      // queued before the error. Nobody is left to answer, so none of it is held.
+      bytes.release();
+      failed(new IOException("connection reset by peer (" + remote + ") while the server had paused reading it"));
       return;
     }
     receivedBytes = true;

@@ -39,4 +39,7 @@ interface ConnectionSocket {
 
   /** Closes at once, dropping whatever is still queued. */
   void closeNow();
+
+  /** The client reset the connection (known on epoll; false where the transport cannot tell). */
+  boolean resetByPeer();
 }

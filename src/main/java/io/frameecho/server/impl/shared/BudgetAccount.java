@@ -285,6 +285,14 @@ public final class BudgetAccount {
     return frame > 0 ? Math.max(0, frame - bufferedBytes()) : Integer.MAX_VALUE;
   }
 
+  /**
+   * The budget is over its limit and this connection does not hold the completion reserve: its reads should be small,
+   * since each read before it pauses carries the budget further past its limit. On the connection's event loop.
+   */
+  public boolean readsSmall() {
+    return !holdingReserve && budget.over();
+  }
+
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */
   public boolean memoryScarce() {
     return budget.used() > budget.limit() / 2;

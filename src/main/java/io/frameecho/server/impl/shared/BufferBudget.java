@@ -40,7 +40,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is.</li>
  * </ul>
  * Memory held is therefore at most the limit, plus one frame (the reserve), plus what reads already in
- * flight carried past the limit before their connections paused (about one read each).
+ * flight carried past the limit before their connections paused (one small read each: reads are small while the
+ * budget is over its limit).
  */
 public final class BufferBudget {
 
@@ -141,7 +142,8 @@ public final class BufferBudget {
     }
   }
 
-  boolean over() {
+  /** More is held than the limit. Read from any thread. */
+  public boolean over() {
     return used.get() > limit;
   }
 

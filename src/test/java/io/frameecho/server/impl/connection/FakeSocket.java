@@ -122,4 +122,9 @@ final class FakeSocket implements ConnectionSocket {
   static ByteBuf bytes(byte[] bytes) {
     return Unpooled.wrappedBuffer(bytes);
   }
+
+  @Override
+  public boolean resetByPeer() {
+    return false;
+  }
 }

@@ -1,0 +1,46 @@
+package io.frameecho.server.impl.connection;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Reads keep Netty's adaptive size, and are small while the condition holds, whatever that size has grown to. */
+class CappedReadsTest {
+
+  @Test
+  void readsAreSmallOnlyWhileTheConditionHolds() {
+    AtomicBoolean small = new AtomicBoolean();
+    CappedReads reads = new CappedReads(new AdaptiveRecvByteBufAllocator(), small::get);
+    RecvByteBufAllocator.ExtendedHandle handle = (RecvByteBufAllocator.ExtendedHandle) reads.newHandle();
+    EmbeddedChannel channel = new EmbeddedChannel();
+    // Reads that fill their buffer: the adaptive size grows, as it does for a client sending at full speed.
+    for (int i = 0; i < 4; i++) {
+      handle.reset(channel.config());
+      ByteBuf buffer = handle.allocate(UnpooledByteBufAllocator.DEFAULT);
+      handle.attemptedBytesRead(buffer.writableBytes());
+      handle.lastBytesRead(buffer.writableBytes());
+      handle.readComplete();
+      buffer.release();
+    }
+    int grown = handle.guess();
+    assertTrue(grown > CappedReads.SMALL_READ, "adaptive size " + grown);
+
+    small.set(true);
+    assertEquals(CappedReads.SMALL_READ, handle.guess());
+    ByteBuf capped = handle.allocate(UnpooledByteBufAllocator.DEFAULT);
+    assertEquals(CappedReads.SMALL_READ, capped.writableBytes());
+    capped.release();
+
+    small.set(false);
+    assertEquals(grown, handle.guess());
+    channel.finishAndReleaseAll();
+  }
+}

@@ -29,7 +29,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *   wakes the next ones while room is left.</li>
  *   <li><b>The completion reserve</b>: one waiting connection at a time may read past the limit until its
  *   frame is complete, by up to one frame ({@code maxFrameSize} and its header). Frames the budget holds
- *   can therefore always complete, even when incomplete frames alone fill it. Next in line is the newest
+ *   can therefore always complete, even when incomplete frames alone fill it. It is granted only to a frame that
+ *   fits within the limit plus one frame while responses are held (they will be released), plus two frames when
+ *   incomplete frames alone fill the budget: one for a frame an earlier holder left incomplete, held until that
+ *   holder is evicted. Next in line is the newest
  *   frame: what older frames read when they are let read again may be only what their kernel buffered
  *   before their senders went quiet, so the newest is the likeliest to complete. A holder that reads less than
  *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
@@ -39,9 +42,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
  *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is.</li>
  * </ul>
- * Memory held is therefore at most the limit, plus one frame (the reserve), plus what reads already in
- * flight carried past the limit before their connections paused (one small read each: reads are small while the
- * budget is over its limit).
+ * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
+ * incomplete), plus what reads already in flight carried past the limit before their connections paused (one
+ * small read each: reads are small while the budget is over its limit).
  */
 public final class BufferBudget {
 
@@ -208,7 +211,7 @@ public final class BufferBudget {
    * Gives the completion reserve, if free, to the next waiting connection in line: frames that have not
    * wasted it first, then the newest frame (the one whose sender proved it was sending most recently: old
    * frames waiting beside it are the likeliest to have gone quiet). While responses are held (they will be
-   * released), only if the frame fits within the limit plus one frame.
+   * released), only if the frame fits within the limit plus one frame; otherwise within the limit plus two.
    */
   private void offerReserve() {
     if (completing.get() != null) {
@@ -232,7 +235,9 @@ public final class BufferBudget {
       return;
     }
     long now = used.get();
-    if (now + next.remainingBytes() > limit + reserve && now - buffered.get() > 0) {
+    // A tenure that ends before its frame does leaves that frame's bytes held until it completes, is evicted or
+    // closes: granted whatever the budget holds, one tenure after another would each add a frame past the limit.
+    if (now + next.remainingBytes() > limit + (now - buffered.get() > 0 ? reserve : 2 * reserve)) {
       return;
     }
     if (completing.compareAndSet(null, next)) {

@@ -472,8 +472,9 @@ def markdown(rows):
                      f"{mib(r.get('rss_before'))} | {rise} | {evicted} | {released} | {after} | {result} |")
     lines.append("")
     lines.append("RSS is the whole JVM process (heap, code, threads, Netty's direct memory), so compare the rise "
-                 "during the attack, not the total, with the budget; the budget may be passed by one frame "
-                 "(the completion reserve) plus reads in flight.")
+                 "during the attack, not the total, with the budget; bytes held may pass the budget by two frames "
+                 "(the completion reserve, and a frame an earlier holder left incomplete) plus a small read per "
+                 "connection.")
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A house full of connections, with real sockets: an idle one gives its slot to a newcomer, with a FIN, while
@@ -249,6 +250,37 @@ class IdleGiveWayTest {
     }
     assertTrue(free.await(20, TimeUnit.SECONDS));
     return lagged.get();
+  }
+
+  /**
+   * Found by a hostile trial: while the budget is spent (here by a client that sends a 16 MiB frame and never reads its
+   * echo), a client that is answered pauses for the budget, is no longer read, and does not see its client close. Such
+   * a connection gives its slot to a newcomer, as an idle one does (the kernel says its client closed).
+   */
+  @Test
+  void aClientThatClosedWhileItsConnectionWaitedForTheBudgetGivesWayToANewcomer() throws Exception {
+    assumeTrue(Transport.EPOLL.available(), "the kernel's TCP state is read through epoll's channel");
+    int port = deploy(new JsonObject().put("maxConnections", 3).put("idleGiveWayMs", 1).put("maxBufferedBytes", 1 << 20));
+    Socket nonReader = new Socket();
+    nonReader.setReceiveBufferSize(4096);
+    nonReader.connect(new java.net.InetSocketAddress("127.0.0.1", port));
+    sockets.add(nonReader);
+    // More than the kernel's buffers on both sides take of its echo: the rest stays held.
+    byte[] big = new byte[16 << 20];
+    nonReader.getOutputStream().write(Frames.frame(io.vertx.core.buffer.Buffer.buffer(big)).getBytes());
+    // Its echo is produced and held, unread: the budget stays over its limit.
+    metrics.until(m -> m.requests() >= 1).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    for (int i = 0; i < 2; i++) {
+      Socket answered = connect(port);
+      assertTrue(echoed(answered));
+      answered.close();
+    }
+    // Every slot is taken, by the non-reader and two connections whose clients have gone.
+    Socket newcomer = connect(port);
+    assertTrue(echoed(newcomer), "the newcomer was served");
+    assertEquals(0, metrics.closedFor(CloseReason.CLIENT_CLOSED), "the answered clients' ends were not read");
+    metrics.closed(CloseReason.IDLE_EVICTED).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(0, metrics.rejectedFor(Rejection.MAX_CONNECTIONS));
   }
 
   /**

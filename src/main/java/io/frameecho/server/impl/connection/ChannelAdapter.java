@@ -482,7 +482,13 @@ public final class ChannelAdapter implements ConnectionSocket {
 
   @Override
   public boolean resetByPeer() {
-    return EpollInterest.resetByPeer(channel);
+    return EpollInterest.tcpState(channel) == EpollInterest.TCP_CLOSE;
+  }
+
+  @Override
+  public boolean clientClosed() {
+    int state = EpollInterest.tcpState(channel);
+    return state == EpollInterest.TCP_CLOSE_WAIT || state == EpollInterest.TCP_CLOSE;
   }
 
   /**
@@ -603,8 +609,9 @@ public final class ChannelAdapter implements ConnectionSocket {
     /** {@code EpollSocketChannel.tcpInfo()} and {@code EpollTcpInfo.state()}. */
     private static final Method TCP_INFO;
     private static final Method STATE;
-    /** Linux's {@code TCP_CLOSE} state. */
-    private static final int TCP_CLOSE = 7;
+    /** Linux's {@code TCP_CLOSE} and {@code TCP_CLOSE_WAIT} states. */
+    static final int TCP_CLOSE = 7;
+    static final int TCP_CLOSE_WAIT = 8;
 
     static {
       Class<?> channel = null;
@@ -666,18 +673,19 @@ public final class ChannelAdapter implements ConnectionSocket {
     }
 
     /**
-     * Whether the kernel has closed the channel's connection (TCP_CLOSE, from its TCP_INFO: a reset, as the server
-     * has not closed it), through the epoll channel's public {@code tcpInfo()}; found reflectively, as the epoll
-     * classes may be missing. False on other channels.
+     * The kernel's state of the channel's TCP connection (its TCP_INFO), through the epoll channel's public
+     * {@code tcpInfo()}; found reflectively, as the epoll classes may be missing. -1 on other channels. While the
+     * server has not closed its side, {@link #TCP_CLOSE} means a reset, {@link #TCP_CLOSE_WAIT} a client that closed
+     * its side.
      */
-    static boolean resetByPeer(Channel channel) {
+    static int tcpState(Channel channel) {
       if (TCP_INFO == null || !TCP_INFO.getDeclaringClass().isInstance(channel)) {
-        return false;
+        return -1;
       }
       try {
-        return (int) STATE.invoke(TCP_INFO.invoke(channel)) == TCP_CLOSE;
+        return (int) STATE.invoke(TCP_INFO.invoke(channel));
       } catch (ReflectiveOperationException | RuntimeException e) {
-        return false;
+        return -1;
       }
     }
 

@@ -527,7 +527,18 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    */
   boolean canGiveWay(long nowNanos) {
     return nowNanos - connectedNanos >= order.giveWayAfterNanos && nowNanos - place.activeNanos >= order.giveWayAfterNanos
-      && owesNothing();
+      && (owesNothing() || leftWhileWaitingForBudget());
+  }
+
+  /**
+   * Paused for the budget alone, at a frame boundary, owing nothing, and its client has closed its side: a paused
+   * socket is not read, so the server would see that end only once the budget has room again, and until then the
+   * connection would keep its slot (found by a hostile trial: answered clients that closed while the budget was
+   * spent filled {@code maxConnections}). Asks the kernel, so only when a newcomer needs the slot.
+   */
+  private boolean leftWhileWaitingForBudget() {
+    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && gate.isPausedFor(Reason.OVER_BUFFER_BUDGET)
+      && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET) && socket.pendingWriteBytes() == 0 && socket.clientClosed();
   }
 
   /**

@@ -42,4 +42,7 @@ interface ConnectionSocket {
 
   /** The client reset the connection (known on epoll; false where the transport cannot tell). */
   boolean resetByPeer();
+
+  /** The client closed its side, or reset the connection, whether or not the server has read that yet (epoll only). */
+  boolean clientClosed();
 }

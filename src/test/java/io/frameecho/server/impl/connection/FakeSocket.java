@@ -127,4 +127,9 @@ final class FakeSocket implements ConnectionSocket {
   public boolean resetByPeer() {
     return false;
   }
+
+  @Override
+  public boolean clientClosed() {
+    return false;
+  }
 }

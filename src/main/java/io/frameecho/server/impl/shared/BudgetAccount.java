@@ -114,6 +114,7 @@ public final class BudgetAccount {
       if (reserveWasted) {
         // Read first: a volatile store on every read would cost a fence.
         reserveWasted = false;
+        budget.wastedFrameEnded();
       }
       if (holdingReserve) {
         holdingReserve = false;
@@ -225,7 +226,10 @@ public final class BudgetAccount {
     loop.execute(() -> {
       if (holdingReserve) {
         holdingReserve = false;
-        reserveWasted = true;
+        if (!reserveWasted) {
+          reserveWasted = true;
+          budget.wastedFrameHeld();
+        }
         budget.returnReserve(this);
       }
     });
@@ -320,6 +324,10 @@ public final class BudgetAccount {
       return;
     }
     closing = true;
+    if (reserveWasted) {
+      reserveWasted = false;
+      budget.wastedFrameEnded();
+    }
     publish(0, 0, false);
     holdSetAside(0);
     budget.release(bufferedNow);

@@ -29,10 +29,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *   wakes the next ones while room is left.</li>
  *   <li><b>The completion reserve</b>: one waiting connection at a time may read past the limit until its
  *   frame is complete, by up to one frame ({@code maxFrameSize} and its header). Frames the budget holds
- *   can therefore always complete, even when incomplete frames alone fill it. It is granted only to a frame that
- *   fits within the limit plus one frame while responses are held (they will be released), plus two frames when
- *   incomplete frames alone fill the budget: one for a frame an earlier holder left incomplete, held until that
- *   holder is evicted. Next in line is the newest
+ *   can therefore always complete, even when incomplete frames alone fill it. While responses are held (they will
+ *   be released), it is granted only to a frame that fits within the limit plus one frame; and once two frames whose
+ *   holders yielded it are still held (until they complete or are evicted), only to one that fits within two. Next
+ *   in line is the newest
  *   frame: what older frames read when they are let read again may be only what their kernel buffered
  *   before their senders went quiet, so the newest is the likeliest to complete. A holder that reads less than
  *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
@@ -43,7 +43,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is.</li>
  * </ul>
  * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
- * incomplete), plus what reads already in flight carried past the limit before their connections paused (one
+ * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in flight carried past the limit before their connections paused (one
  * small read each: reads are small while the budget is over its limit).
  */
 public final class BufferBudget {
@@ -76,6 +76,8 @@ public final class BufferBudget {
   private final AtomicBoolean watching = new AtomicBoolean();
   /** Frames that began to span reads so far: their order, newest last. */
   private final AtomicLong frameNumbers = new AtomicLong();
+  /** Frames whose holder yielded the reserve and that are still held (not completed, evicted or closed). */
+  private final AtomicInteger wastedFrames = new AtomicInteger();
   /** Grants of the reserve so far: a new grant to the same account is a new tenure, weighed afresh. */
   private final AtomicLong grants = new AtomicLong();
   /** The reserve's tenure as the check last saw it, and the holder's progress then (under the check's lock). */
@@ -211,7 +213,7 @@ public final class BufferBudget {
    * Gives the completion reserve, if free, to the next waiting connection in line: frames that have not
    * wasted it first, then the newest frame (the one whose sender proved it was sending most recently: old
    * frames waiting beside it are the likeliest to have gone quiet). While responses are held (they will be
-   * released), only if the frame fits within the limit plus one frame; otherwise within the limit plus two.
+   * released), only if the frame fits within the limit plus one frame; with two wasted frames held, within two.
    */
   private void offerReserve() {
     if (completing.get() != null) {
@@ -235,15 +237,29 @@ public final class BufferBudget {
       return;
     }
     long now = used.get();
-    // A tenure that ends before its frame does leaves that frame's bytes held until it completes, is evicted or
-    // closes: granted whatever the budget holds, one tenure after another would each add a frame past the limit.
-    if (now + next.remainingBytes() > limit + (now - buffered.get() > 0 ? reserve : 2 * reserve)) {
+    boolean fits = now + next.remainingBytes() <= limit + reserve;
+    // While responses are held (they will be released), only a frame that fits. Otherwise whatever the budget holds,
+    // or incomplete frames alone could keep every frame waiting; but a tenure that ends before its frame does leaves
+    // that frame held until it completes, is evicted or closes, so with two such frames held the next must fit within
+    // two frames past the limit: a chain of stallers taking the reserve in turn cannot pile up a frame each.
+    if (!fits && (now - buffered.get() > 0
+      || (wastedFrames.get() >= 2 && now + next.remainingBytes() > limit + 2 * reserve))) {
       return;
     }
     if (completing.compareAndSet(null, next)) {
       grants.incrementAndGet();
       next.reserveGranted();
     }
+  }
+
+  /** A holder yielded the reserve with its frame incomplete: that frame stays held past the limit. */
+  void wastedFrameHeld() {
+    wastedFrames.incrementAndGet();
+  }
+
+  /** A frame that wasted the reserve completed, or its connection closed. */
+  void wastedFrameEnded() {
+    wastedFrames.decrementAndGet();
   }
 
   /** The next number in the order in which frames began to span reads. */

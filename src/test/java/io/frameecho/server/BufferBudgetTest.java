@@ -104,6 +104,20 @@ class BufferBudgetTest {
     return Future.all(opening).map(all -> all.<RawConnection>list());
   }
 
+  /** Each connection sends two frames of {@code size} bytes at once, at full speed; completes once every echo is back, checked. */
+  private static Future<Void> twoFramesEach(List<RawConnection> conns, int size) {
+    List<Future<Void>> done = new ArrayList<>();
+    for (int i = 0; i < conns.size(); i++) {
+      RawConnection c = conns.get(i);
+      Buffer first = payload(size, 2L * i);
+      Buffer second = payload(size, 2L * i + 1);
+      c.write(Frames.frame(first).appendBuffer(Frames.frame(second)));
+      done.add(c.expectFrames(2).compose(r -> r.equals(List.of(first, second))
+        ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo")));
+    }
+    return Future.all(done).mapEmpty();
+  }
+
   /** The close reasons so far other than clients' own closes at a frame boundary (the fresh clients'). */
   private List<CloseReason> serverDecidedCloses() {
     return metrics.closeReasons().stream().filter(r -> r != CloseReason.CLIENT_CLOSED).toList();
@@ -202,7 +216,7 @@ class BufferBudgetTest {
           .compose(v -> answered(vertx, port, 1 << 20))
           .compose(v -> metrics.closed(CloseReason.BUDGET_EVICTED))
           .compose(v -> {
-            long peak = limits(vertx).budget().peak(); System.err.println("PEAK " + peak);
+            long peak = limits(vertx).budget().peak();
             ctx.verify(() -> {
               List<CloseReason> decided = serverDecidedCloses();
               assertTrue(decided.stream().allMatch(r -> r == CloseReason.BUDGET_EVICTED), "stallers are evicted, for nothing else: " + decided);
@@ -307,16 +321,7 @@ class BufferBudgetTest {
     int size = 4 << 20;
     long budget = 16L << 20;
     deploy(vertx, new JsonObject().put("maxBufferedBytes", budget)).compose(port -> openAll(vertx, port, clients).compose(conns -> {
-      List<Future<Void>> done = new ArrayList<>();
-      for (int i = 0; i < clients; i++) {
-        RawConnection c = conns.get(i);
-        Buffer first = payload(size, 2L * i);
-        Buffer second = payload(size, 2L * i + 1);
-        c.write(Frames.frame(first).appendBuffer(Frames.frame(second)));
-        done.add(c.expectFrames(2).compose(r -> r.equals(List.of(first, second))
-          ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo")));
-      }
-      return Future.all(done).compose(v -> {
+      return twoFramesEach(conns, size).compose(v -> {
         long peak = limits(vertx).budget().peak();
         ctx.verify(() -> {
           assertEquals(List.of(), metrics.closeReasons(), "clients at full speed are never evicted, nor closed otherwise");
@@ -342,17 +347,8 @@ class BufferBudgetTest {
     // of four frames one waited past the default frameTimeoutMs (15 s) in one run of many: a longer one here.
     deploy(vertx, new JsonObject().put("maxBufferedBytes", budget).put("maxFrameSize", size).put("frameTimeoutMs", 60_000))
       .compose(port -> openAll(vertx, port, clients).compose(conns -> {
-        List<Future<Void>> done = new ArrayList<>();
-        for (int i = 0; i < clients; i++) {
-          RawConnection c = conns.get(i);
-          Buffer first = payload(size, 2L * i);
-          Buffer second = payload(size, 2L * i + 1);
-          c.write(Frames.frame(first).appendBuffer(Frames.frame(second)));
-          done.add(c.expectFrames(2).compose(r -> r.equals(List.of(first, second))
-            ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo")));
-        }
-        return Future.all(done).compose(v -> {
-          long peak = limits(vertx).budget().peak(); System.err.println("PEAK " + peak);
+        return twoFramesEach(conns, size).compose(v -> {
+          long peak = limits(vertx).budget().peak();
           long bound = budget + size + Frames.HEADER_SIZE + 2 * (64 << 10) + clients * 2L * (4 << 10);
           ctx.verify(() -> {
             assertEquals(List.of(), metrics.closeReasons(), "clients at full speed are never evicted, nor closed otherwise");

@@ -266,7 +266,8 @@ public final class ChannelAdapter implements ConnectionSocket {
    * nothing, what its client sends waits in the kernel, until {@link #readAgain}. Set from the connect handler,
    * before Netty's first read. A client that half-closes while it waits makes io_uring read to the end anyway (and
    * epoll did, until {@link EpollInterest} dropped EPOLLRDHUP; found by the hostile trial: Netty then closed the socket
-   * and Vert.x dropped the request): what is read, and the end, are kept for the connection. A reset while it waits closes the socket quietly; the decision finds it closed.
+   * and Vert.x dropped the request): what is read, and the end, are kept for the connection. A reset while it waits
+   * closes the socket quietly; the decision finds it closed.
    */
   public static void holdReading(NetSocket socket) {
     NetSocketInternal internal = (NetSocketInternal) socket;
@@ -308,12 +309,11 @@ public final class ChannelAdapter implements ConnectionSocket {
    * What Vert.x reads before a connection is attached goes to a list the connection gets first
    * ({@link #deliverEarlyReads}); released if the socket closes before.
    */
-  private static List<ByteBuf> keepEarlyReads(NetSocketInternal internal, Channel channel) {
+  private static void keepEarlyReads(NetSocketInternal internal, Channel channel) {
     List<ByteBuf> early = new ArrayList<>();
     channel.attr(EARLY_READS).set(early);
     channel.closeFuture().addListener(closed -> releaseEarlyReads(channel));
     HOOKS.readNettyBuffers(internal, early::add);
-    return early;
   }
 
   private static void releaseEarlyReads(Channel channel) {

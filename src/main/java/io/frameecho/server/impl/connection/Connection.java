@@ -537,8 +537,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * spent filled {@code maxConnections}). Asks the kernel, so only when a newcomer needs the slot.
    */
   private boolean leftWhileWaitingForBudget() {
-    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && gate.isPausedFor(Reason.OVER_BUFFER_BUDGET)
-      && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET) && socket.pendingWriteBytes() == 0 && socket.clientClosed();
+    return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
+      && owesNothingWhateverTheGate() && socket.clientClosed();
   }
 
   /**
@@ -546,8 +546,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * (Responses the kernel has taken and the client has not read yet are beyond what the server can see.)
    */
   boolean owesNothing() {
-    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && gate.isOpen()
-      && socket.pendingWriteBytes() == 0;
+    return gate.isOpen() && owesNothingWhateverTheGate();
+  }
+
+  private boolean owesNothingWhateverTheGate() {
+    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }
 
   /** Closes to make room for a newcomer, which takes this connection's slot: a FIN, as nothing is owed. */

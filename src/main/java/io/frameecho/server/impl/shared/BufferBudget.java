@@ -32,9 +32,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   can therefore always complete, even when incomplete frames alone fill it. While responses are held (they will
  *   be released), it is granted only to a frame that fits within the limit plus one frame; and once two frames whose
  *   holders yielded it are still held (until they complete or are evicted), only to one that fits within two. Next
- *   in line is the newest
- *   frame: what older frames read when they are let read again may be only what their kernel buffered
- *   before their senders went quiet, so the newest is the likeliest to complete. A holder that reads less than
+ *   in line is the newest frame: what older frames read when they are let read again may be only what their
+ *   kernel buffered before their senders went quiet, so the newest is the likeliest to complete. A holder that reads less than
  *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
  *   its frame goes behind every other for it.</li>
  *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
@@ -43,8 +42,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is.</li>
  * </ul>
  * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
- * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in flight carried past the limit before their connections paused (one
- * small read each: reads are small while the budget is over its limit).
+ * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in
+ * flight carried past the limit before their connections paused (one small read each: reads are small while the
+ * budget is over its limit).
  */
 public final class BufferBudget {
 

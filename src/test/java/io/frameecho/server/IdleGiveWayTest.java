@@ -2,11 +2,11 @@ package io.frameecho.server;
 
 import io.frameecho.protocol.Frames;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.OneEventLoop;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.transport.Transport;
 import io.vertx.core.internal.ContextInternal;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
@@ -52,10 +52,8 @@ class IdleGiveWayTest {
 
   @BeforeEach
   void start() {
-    // One event loop: the server's, which a test can keep busy from a context of its own. On epoll, as the jar runs:
-    // a held socket whose client half-closes is read there even with reading off (NIO reads nothing).
-    vertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1))
-      .withTransport(Transport.EPOLL.available() ? Transport.EPOLL : Transport.NIO).build();
+    // One event loop: the server's, which a test can keep busy from a context of its own.
+    vertx = OneEventLoop.vertx();
     quiet = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
   }
 

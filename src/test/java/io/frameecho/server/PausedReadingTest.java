@@ -2,12 +2,12 @@ package io.frameecho.server;
 
 import io.frameecho.protocol.Frames;
 import io.frameecho.testkit.DeploymentLimits;
+import io.frameecho.testkit.OneEventLoop;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.transport.Transport;
@@ -57,8 +57,7 @@ class PausedReadingTest {
   @BeforeEach
   void start() {
     // One event loop: a marker client's echo then means that loop has polled every socket since the first client's FIN.
-    vertx = Vertx.builder().with(new VertxOptions().setEventLoopPoolSize(1))
-      .withTransport(Transport.EPOLL.available() ? Transport.EPOLL : Transport.NIO).build();
+    vertx = OneEventLoop.vertx();
   }
 
   @AfterEach
@@ -69,11 +68,12 @@ class PausedReadingTest {
     vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
-  /** "hold" waits for the test to answer it; anything else is echoed at once. One answer in flight per connection, or {@code maxInFlight}. */
+  /** "hold" waits for the test to answer it; anything else is echoed at once. One answer in flight per connection. */
   private int deploy() throws Exception {
     return deploy(1);
   }
 
+  /** As {@link #deploy()}, with {@code maxInFlight} answers in flight per connection. */
   private int deploy(int maxInFlight) throws Exception {
     RequestHandler handler = request -> {
       if (!request.toString().equals("hold")) {

@@ -21,7 +21,8 @@ public enum CloseReason {
   FRAME_TIMEOUT("frame timeout"),
   /**
    * The buffer budget was spent and others waited, while this connection's incomplete frame made no progress
-   * for {@code budgetGraceMs}: it was evicted, the largest such first.
+   * for {@code budgetGraceMs} (evicted after its earlier responses), or its client read none of its responses for
+   * that long (cut, the responses dropped): the largest such first.
    */
   BUDGET_EVICTED("budget evicted"),
   /**

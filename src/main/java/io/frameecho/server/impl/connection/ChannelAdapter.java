@@ -486,6 +486,11 @@ public final class ChannelAdapter implements ConnectionSocket {
   }
 
   @Override
+  public long msSinceDataSent() {
+    return EpollInterest.msSinceDataSent(channel);
+  }
+
+  @Override
   public boolean clientClosed() {
     int state = EpollInterest.tcpState(channel);
     return state == EpollInterest.TCP_CLOSE_WAIT || state == EpollInterest.TCP_CLOSE;
@@ -606,9 +611,10 @@ public final class ChannelAdapter implements ConnectionSocket {
     private static final int EPOLLERR;
     private static final int EPOLLRDHUP;
     private static final int EPOLLET;
-    /** {@code EpollSocketChannel.tcpInfo()} and {@code EpollTcpInfo.state()}. */
+    /** {@code EpollSocketChannel.tcpInfo()}, and {@code EpollTcpInfo.state()} and {@code lastDataSent()}. */
     private static final Method TCP_INFO;
     private static final Method STATE;
+    private static final Method LAST_DATA_SENT;
     /** Linux's {@code TCP_CLOSE} and {@code TCP_CLOSE_WAIT} states. */
     static final int TCP_CLOSE = 7;
     static final int TCP_CLOSE_WAIT = 8;
@@ -622,6 +628,7 @@ public final class ChannelAdapter implements ConnectionSocket {
       int epollEt = 0;
       Method tcpInfo = null;
       Method state = null;
+      Method lastDataSent = null;
       try {
         channel = Class.forName("io.netty.channel.epoll.AbstractEpollChannel");
         setFlag = channel.getDeclaredMethod("setFlag", int.class);
@@ -635,6 +642,7 @@ public final class ChannelAdapter implements ConnectionSocket {
         epollEt = (int) value.invoke(ops.getField("EPOLLET").get(null));
         tcpInfo = Class.forName("io.netty.channel.epoll.EpollSocketChannel").getMethod("tcpInfo");
         state = Class.forName("io.netty.channel.epoll.EpollTcpInfo").getMethod("state");
+        lastDataSent = state.getDeclaringClass().getMethod("lastDataSent");
       } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
         channel = null;
       }
@@ -646,6 +654,7 @@ public final class ChannelAdapter implements ConnectionSocket {
       EPOLLET = epollEt;
       TCP_INFO = channel == null ? null : tcpInfo;
       STATE = state;
+      LAST_DATA_SENT = lastDataSent;
     }
 
     /** On the channel's event loop, once it is registered. */
@@ -684,6 +693,23 @@ public final class ChannelAdapter implements ConnectionSocket {
       }
       try {
         return (int) STATE.invoke(TCP_INFO.invoke(channel));
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return -1;
+      }
+    }
+
+    /**
+     * Milliseconds since the kernel last sent the client a byte of data (TCP_INFO's {@code last_data_sent}), or -1 on
+     * other channels. With data queued, it sends whenever the client's window opens, that is whenever the client has
+     * read: a client that reads, however slowly, keeps it small; one that reads nothing lets it grow (the zero-window
+     * probes carry no data).
+     */
+    static long msSinceDataSent(Channel channel) {
+      if (TCP_INFO == null || !TCP_INFO.getDeclaringClass().isInstance(channel)) {
+        return -1;
+      }
+      try {
+        return (long) LAST_DATA_SENT.invoke(TCP_INFO.invoke(channel));
       } catch (ReflectiveOperationException | RuntimeException e) {
         return -1;
       }

@@ -389,6 +389,38 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     closeAfterAnswers(CloseReason.BUDGET_EVICTED);
   }
 
+  /**
+   * The budget is spent, others wait, and this connection's responses have not moved for {@code graceMs}: if its client
+   * has read none of them for that long (the kernel sent it no byte; where the transport cannot tell, the kernel took
+   * none from the write queue), they would stay held until {@code writeStallTimeoutMs}, so it is closed now, as a write
+   * stall is, and its responses dropped. A client that reads, however slowly, is not evicted.
+   */
+  @Override
+  public void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+    if (!writeStalledNow()) {
+      return;
+    }
+    long sinceDataSent = socket.msSinceDataSent();
+    long stalledMs = Math.min(timers.msWithoutWriteProgress(), sinceDataSent < 0 ? Long.MAX_VALUE : sinceDataSent);
+    if (stalledMs < graceMs) {
+      return;
+    }
+    if (logs.budgetEvicted.logNow(remote)) {
+      log.info("{} closing: evicted for the buffer budget: its client read none of its {} response bytes for {} ms while {} "
+          + "connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
+        remote, heldBytes, stalledMs, waiting, used, limit);
+    }
+    if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
+      closeReason = CloseReason.BUDGET_EVICTED;
+    }
+    forceClose();
+  }
+
+  /** Its client takes no response byte: its write queue is full and reading paused for it, or a close waits to flush. */
+  private boolean writeStalledNow() {
+    return closeRequested ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
+  }
+
   // ---- the clocks ----
 
   @Override
@@ -421,8 +453,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void writeStalled() {
-    boolean stalled = closeRequested ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
-    if (!stalled) {
+    if (!writeStalledNow()) {
       return;
     }
     if (logs.writeStall.logNow(remote)) {

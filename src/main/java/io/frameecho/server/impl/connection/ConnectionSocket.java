@@ -43,6 +43,12 @@ interface ConnectionSocket {
   /** The client reset the connection (known on epoll; false where the transport cannot tell). */
   boolean resetByPeer();
 
+  /**
+   * Milliseconds since the kernel last sent the client a byte (epoll's TCP_INFO); -1 where the transport cannot tell.
+   * With responses queued, it grows only while the client reads nothing.
+   */
+  long msSinceDataSent();
+
   /** The client closed its side, or reset the connection, whether or not the server has read that yet (epoll only). */
   boolean clientClosed();
 }

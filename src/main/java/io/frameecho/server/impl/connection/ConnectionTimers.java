@@ -47,8 +47,10 @@ final class ConnectionTimers {
   private long pausedSinceNanos = -1;
   /** Response bytes pending at the write-stall clock's last check: fewer since means progress. */
   private long pendingAtWriteCheck;
-  /** When a check of the write-stall clock last saw progress (or the clock started). */
+  /** When a look at the pending bytes last saw progress (or the write queue filled). */
   private long writeProgressNanos;
+  /** The write queue is full, or a close waits to flush, and has not drained since. */
+  private boolean writeWaiting;
   private long idleTimer = -1;
   private long frameTimer = -1;
   private long writeTimer = -1;
@@ -107,10 +109,35 @@ final class ConnectionTimers {
 
   /** The write queue is full, or a close waits to flush: the write-stall clock starts, unless running. */
   void writeWaiting() {
-    if (writeTimer < 0 && writeStallTimeoutMs > 0) {
+    if (!writeWaiting) {
+      writeWaiting = true;
       pendingAtWriteCheck = pendingWriteBytes.getAsLong();
       writeProgressNanos = ticker.nanoTime();
+    }
+    if (writeTimer < 0 && writeStallTimeoutMs > 0) {
       writeTimer = ticker.schedule(writeCheckMs(), this::onWriteStall);
+    }
+  }
+
+  /**
+   * How long the client has taken no byte of the responses queued, looking now; 0 unless the write queue is full or a
+   * close waits to flush. Netty's count moves only when the kernel takes more, so this is coarse: the kernel's own
+   * buffer may drain for a while first.
+   */
+  long msWithoutWriteProgress() {
+    if (!writeWaiting) {
+      return 0;
+    }
+    long now = ticker.nanoTime();
+    noteWriteProgress(now);
+    return TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
+  }
+
+  private void noteWriteProgress(long now) {
+    long pending = pendingWriteBytes.getAsLong();
+    if (pending < pendingAtWriteCheck) {
+      pendingAtWriteCheck = pending;
+      writeProgressNanos = now;
     }
   }
 
@@ -125,6 +152,7 @@ final class ConnectionTimers {
 
   /** The write queue drained: the write-stall clock stops. */
   void writeDrained() {
+    writeWaiting = false;
     if (writeTimer >= 0) {
       ticker.cancel(writeTimer);
       writeTimer = -1;
@@ -158,11 +186,7 @@ final class ConnectionTimers {
   private void onWriteStall() {
     writeTimer = -1;
     long now = ticker.nanoTime();
-    long pending = pendingWriteBytes.getAsLong();
-    if (pending < pendingAtWriteCheck) {
-      pendingAtWriteCheck = pending;
-      writeProgressNanos = now;
-    }
+    noteWriteProgress(now);
     long stalledMs = TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
     if (stalledMs < writeStallTimeoutMs) {
       writeTimer = ticker.schedule(Math.min(writeCheckMs(), writeStallTimeoutMs - stalledMs), this::onWriteStall);

@@ -32,12 +32,20 @@ public final class BudgetAccount {
 
     /** The budget evicts this connection: its incomplete frame of {@code heldBytes} made no progress. */
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
+
+    /**
+     * Its responses of {@code heldBytes} have not moved for {@code graceMs} while others wait for the budget: evicted
+     * if its client has read none of them for that long.
+     */
+    void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit);
   }
 
   private static final VarHandle PROGRESS;
   private static final VarHandle BUFFERED;
   private static final VarHandle FRAME;
   private static final VarHandle FRAME_NUMBER;
+  private static final VarHandle HELD;
+  private static final VarHandle SET_ASIDE;
 
   static {
     try {
@@ -46,6 +54,8 @@ public final class BudgetAccount {
       BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
       FRAME = lookup.findVarHandle(BudgetAccount.class, "frameSize", long.class);
       FRAME_NUMBER = lookup.findVarHandle(BudgetAccount.class, "frameNumber", long.class);
+      HELD = lookup.findVarHandle(BudgetAccount.class, "held", long.class);
+      SET_ASIDE = lookup.findVarHandle(BudgetAccount.class, "setAside", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -65,19 +75,27 @@ public final class BudgetAccount {
   private long setAside;
   /** When that frame began to span reads, in the budget's order of frames (higher is newer). */
   private long frameNumber;
+  /** Every byte this connection holds against the budget. */
+  private long held;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
   /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
   private volatile boolean reserveWasted;
   private boolean waitingForBudget;
+  /** Its place in the budget's queue of waiters while it waits, else 0 (written on the connection's event loop). */
+  volatile long waitTicket;
   private boolean holdingReserve;
   /** The connection is closing: nothing more is parsed, so nothing it reads is held. */
   private boolean closing;
+  /** The connection has closed: it has left the budget. */
+  private boolean closed;
   private final AtomicBoolean wakeQueued = new AtomicBoolean();
 
   /** The budget's check's own view of this account (read and written only under the check's lock). */
   long progressSeen = -1;
   long progressSeenNanos;
+  long heldSeen = -1;
+  long heldSeenNanos;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
   public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
@@ -94,6 +112,12 @@ public final class BudgetAccount {
     budget.received(bytes);
     progress += bytes;
     PROGRESS.setOpaque(this, progress);
+    held(bytes);
+  }
+
+  private void held(long delta) {
+    held += delta;
+    HELD.setOpaque(this, held);
   }
 
   /**
@@ -133,9 +157,10 @@ public final class BudgetAccount {
 
   private void holdSetAside(long setAsideNow) {
     long delta = setAsideNow - setAside;
-    setAside = setAsideNow;
+    SET_ASIDE.setOpaque(this, setAsideNow);
     // Counted with the incomplete frames, not with responses: nothing releases it but the frame's own reads.
     budget.bufferedChanged(delta);
+    held(delta);
     if (delta > 0) {
       budget.reserve(delta);
     } else {
@@ -244,6 +269,15 @@ public final class BudgetAccount {
     });
   }
 
+  /** The check found this connection's responses unmoved for {@code graceMs}: its connection looks at its client. */
+  void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+    loop.execute(() -> {
+      if (!closed) {
+        owner.evictIfNotReading(heldBytes, graceMs, waiting, used, limit);
+      }
+    });
+  }
+
   // ---- read by the budget's check, from another thread ----
 
   /**
@@ -258,6 +292,26 @@ public final class BudgetAccount {
       return false;
     }
     return bufferedBytes() > 0;
+  }
+
+  /**
+   * Called under the check's lock: notes when the bytes this connection holds last changed, and whether they have
+   * stood still since the last look with some of them in requests or responses (which, while its client reads
+   * nothing, are never written, so never released).
+   */
+  boolean responsesStill(long nowNanos) {
+    long seen = (long) HELD.getOpaque(this);
+    if (seen != heldSeen) {
+      heldSeen = seen;
+      heldSeenNanos = nowNanos;
+      return false;
+    }
+    return responseBytes() > 0;
+  }
+
+  /** Bytes held in requests handed over and responses not yet written, as last published. */
+  long responseBytes() {
+    return (long) HELD.getOpaque(this) - bufferedBytes() - (long) SET_ASIDE.getOpaque(this);
   }
 
   /** Bytes read and not handed over in a frame yet, as last published. */
@@ -306,10 +360,12 @@ public final class BudgetAccount {
 
   /** Counts bytes held whatever the budget says (a response already produced). */
   public void hold(int bytes) {
+    held(bytes);
     budget.reserve(bytes);
   }
 
   public void release(int bytes) {
+    held(-bytes);
     budget.release(bytes);
   }
 
@@ -330,6 +386,7 @@ public final class BudgetAccount {
     }
     publish(0, 0, false);
     holdSetAside(0);
+    held(-bufferedNow);
     budget.release(bufferedNow);
     if (waitingForBudget) {
       waitingForBudget = false;
@@ -343,6 +400,7 @@ public final class BudgetAccount {
 
   /** The connection closed with {@code bufferedNow} bytes in its parser: they are released, and it leaves the budget. */
   public void close(long bufferedNow) {
+    closed = true;
     closing(bufferedNow);
     budget.unregister(this);
   }

@@ -28,6 +28,10 @@ final class Accounts {
       @Override
       public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
       }
+
+      @Override
+      public void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+      }
     });
   }
 }

@@ -22,6 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 
+import static io.frameecho.server.CloseReason.BUDGET_EVICTED;
 import static io.frameecho.server.CloseReason.CLIENT_CLOSED;
 import static io.frameecho.server.CloseReason.FRAME_TIMEOUT;
 import static io.frameecho.server.CloseReason.HANDLER_FAILED;
@@ -588,6 +589,72 @@ class ConnectionTest {
     connection.writable();
     assertCutAfter(200);
     assertEquals(WRITE_STALL, closed(), "a shutdown that cannot flush is a write stall");
+  }
+
+  // ---- responses no client reads, while others wait for the budget ----
+
+  /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
+  private void budgetAsks() {
+    connection.evictIfNotReading(100, 1000, 3, 2000, 1000);
+  }
+
+  /** Found by a hostile trial: three such clients kept every fresh frame waiting until writeStallTimeoutMs. */
+  @Test
+  void aClientThatReadsNoneOfItsResponsesIsEvictedWhenTheBudgetAsks() {
+    echoBehindAFullQueue();
+    socket.pending = 100;
+    read(A);
+    ticker.advance(999);
+    budgetAsks();
+    assertFalse(closing(), "999 ms without a byte taken, within the grace");
+    ticker.advance(1);
+    budgetAsks();
+    assertTrue(socket.closedNow, "cut, as a write stall is: the client reads nothing to linger for");
+    assertEquals(BUDGET_EVICTED, closed());
+  }
+
+  @Test
+  void aClientThatReadsSlowlyIsNotEvictedForTheBudget() {
+    echoBehindAFullQueue();
+    socket.pending = 100;
+    read(A);
+    ticker.advance(600);
+    socket.pending = 90;
+    budgetAsks();
+    ticker.advance(999);
+    budgetAsks();
+    assertFalse(closing(), "the client took 10 bytes 999 ms ago");
+    ticker.advance(1);
+    budgetAsks();
+    assertTrue(socket.closedNow);
+    assertEquals(BUDGET_EVICTED, closed());
+  }
+
+  /** Netty's count moves only when the kernel takes more; the kernel sending data is the client reading. */
+  @Test
+  void theKernelSendingDataIsTheClientReading() {
+    echoBehindAFullQueue();
+    socket.pending = 100;
+    read(A);
+    ticker.advance(5000);
+    socket.msSinceDataSent = 40;
+    budgetAsks();
+    assertFalse(closing());
+    socket.msSinceDataSent = 1000;
+    budgetAsks();
+    assertTrue(socket.closedNow);
+    assertEquals(BUDGET_EVICTED, closed());
+  }
+
+  @Test
+  void aConnectionAwaitingItsAnswersIsNotEvictedForTheBudget() {
+    pending();
+    read(A);
+    ticker.advance(10_000);
+    budgetAsks();
+    assertFalse(closing());
+    answers.get(0).complete(Buffer.buffer("a"));
+    assertEquals(CLIENT_CLOSED, closed());
   }
 
   @Test

@@ -30,6 +30,8 @@ final class FakeSocket implements ConnectionSocket {
   /** Whether a lingering close gets its FIN out at once; false for a peer that reads nothing, so nothing flushes. */
   boolean flushes = true;
   boolean closedNow;
+  /** What {@link #msSinceDataSent} answers: -1, as a transport without TCP_INFO, unless the test says. */
+  long msSinceDataSent = -1;
 
   @Override
   public void reading(boolean on) {
@@ -126,6 +128,11 @@ final class FakeSocket implements ConnectionSocket {
   @Override
   public boolean resetByPeer() {
     return false;
+  }
+
+  @Override
+  public long msSinceDataSent() {
+    return msSinceDataSent;
   }
 
   @Override

@@ -30,6 +30,8 @@ class BufferBudgetTest {
   private final ArrayDeque<Runnable> loop = new ArrayDeque<>();
   /** What the connections were told, in order: "name woken", "name evicted heldBytes". */
   private final List<String> events = new ArrayList<>();
+  /** Connections asked whether their clients read their responses, in order: "name heldBytes". */
+  private final List<String> askedAboutReading = new ArrayList<>();
   private BufferBudget budget = new BufferBudget(LIMIT, 10_000, GRACE_MS, ticker);
 
   private void runPending() {
@@ -104,6 +106,11 @@ class BufferBudgetTest {
       events.add(name + " evicted " + heldBytes);
       account.closing(buffered);
       buffered = 0;
+    }
+
+    @Override
+    public void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+      askedAboutReading.add(name + " " + heldBytes);
     }
   }
 
@@ -193,6 +200,24 @@ class BufferBudgetTest {
     assertEquals(6, budget.waiting());
   }
 
+  /** Found by a hostile trial: woken in a hash set's order, the same waiters came first every time. */
+  @Test
+  void waitersAreWokenInTheOrderTheyBeganToWait() {
+    Conn full = holding("full", 1000, 1000);
+    List<String> order = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      assertTrue(new Conn("w" + i).read(10, 10));
+      order.add("w" + i + " woken");
+    }
+    full.written();
+    List<String> woken = new ArrayList<>(told());
+    while (woken.size() < 8) {
+      ticker.advance(CHECK_MS);
+      woken.addAll(told());
+    }
+    assertEquals(order, woken);
+  }
+
   // ---- the completion reserve ----
 
   private Conn first;
@@ -217,27 +242,23 @@ class BufferBudgetTest {
   }
 
   /**
-   * The quiet holders of issue 21: frames that stopped long ago and are woken read only what their kernel kept
-   * for them, and may be the nearest to completion all the same. The newest frame's sender was sending last.
+   * Two lines, served in turn. The newest frame: the quiet holders of issue 21 stopped long ago, and woken they read
+   * only what their kernel kept for them, yet may be the nearest to completion; the newest frame's sender was sending
+   * last. And the oldest: found by a hostile trial, 16 clients uploading 16 MiB frames into a 32 MiB budget, whose
+   * next frames were always the newest, left old frames waiting until 12 of 16 were closed by frameTimeoutMs.
    */
   @Test
-  void theNewestFrameGetsTheReserveWhileTheBudgetIsSpent() {
+  void theReserveGoesInTurnToTheNewestFrameAndToTheOldest() {
     waitBehindAHolder();
     assertTrue(first.read(904, 2004));
-    assertEquals(List.of("newest woken"), told());
+    assertEquals(List.of("oldest woken"), told(), "first was the newest in line: the oldest is next");
     assertTrue(budget.used() > LIMIT);
-    assertFalse(newest.read(3000, 5004), "the holder reads on past the limit");
-  }
-
-  @Test
-  void theReservePassesToTheNextNewestWhenItsFrameCompletes() {
-    waitBehindAHolder();
-    first.read(904, 2004);
+    assertFalse(oldest.read(100, 404), "the holder reads on past the limit");
+    assertTrue(oldest.read(4, 404));
     assertEquals(List.of("newest woken"), told());
-    assertTrue(newest.read(4904, 5004));
+    assertFalse(newest.read(3000, 5004));
+    assertTrue(newest.read(1904, 5004));
     assertEquals(List.of("older woken"), told());
-    assertTrue(older.read(1504, 2004));
-    assertEquals(List.of("oldest woken"), told());
   }
 
   /** A frame that completes and is followed by another at once is new again: its place in line is the new frame's. */
@@ -255,7 +276,7 @@ class BufferBudgetTest {
   void aHolderPausedForAnotherReasonHandsTheReserveOn() {
     waitBehindAHolder();
     first.pauseForOtherReason();
-    assertEquals(List.of("newest woken"), told());
+    assertEquals(List.of("oldest woken"), told());
   }
 
   /** The reserve stops its holder at one frame past the limit only while responses are held, as here. */
@@ -292,13 +313,15 @@ class BufferBudgetTest {
     ticker.advance(CHECK_MS);
     assertFalse(trickler.read(1_000, 100_004));
     ticker.advance(2 * CHECK_MS);
-    assertEquals(List.of("c woken"), told());
+    assertEquals(List.of("c woken"), told(), "the newest: the oldest's turn is skipped while a wasted frame is held");
     assertTrue(trickler.account.reserveWasted());
 
-    // Nearest of all now, the trickler's frame waits behind b's.
+    // The trickler's frame, though the oldest and the nearest of all now, waits behind those that did not waste it.
     assertTrue(trickler.read(1_000, 100_004));
     assertTrue(c.read(194_004, 200_004));
     assertEquals(List.of("b woken"), told());
+    assertTrue(b.read(269_004, 300_004));
+    assertEquals(List.of("trickler woken"), told());
   }
 
   /**
@@ -318,7 +341,8 @@ class BufferBudgetTest {
     assertTrue(b.read(1_000, frame));
     assertTrue(c.read(1_000, frame));
 
-    // a stalls and yields: the reserve goes to c, the newest, whose frame fits within two frames past the limit.
+    // a stalls and yields: the reserve goes to c, the newest (the oldest's turn is skipped while a's frame is held),
+    // whose frame fits within two frames past the limit.
     ticker.advance(3 * CHECK_MS);
     assertEquals(List.of("c woken"), told());
     assertFalse(c.read(900_000, frame));
@@ -331,6 +355,30 @@ class BufferBudgetTest {
     ticker.advance(5 * CHECK_MS);
     assertEquals(List.of("a evicted 990000", "b woken"), told());
     assertTrue(budget.peak() <= 100_000 + 2L * frame, "held " + budget.peak());
+  }
+
+  /** Found by a hostile trial: 4,000 reconnecting stallers kept a fresh 4 KiB frame, 4 bytes short, waiting 14 s. */
+  @Test
+  void aFrameThatMayNotHaveTheReserveDoesNotKeepASmallerOneWaiting() {
+    budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);
+    int frame = 1_000_004;
+    Conn a = holding("a", 90_000, frame);
+    Conn small = holding("small", 50, 104);
+    Conn b = holding("b", 5_000, frame);
+    Conn c = holding("c", 4_000, frame);
+    assertTakesTheReserve(a, 20_000, frame);
+    assertFalse(a.read(880_000, frame));
+    assertTrue(b.read(1_000, frame));
+    assertTrue(c.read(1_000, frame));
+    assertTrue(small.read(50, 104), "4 bytes short");
+    ticker.advance(3 * CHECK_MS);
+    assertEquals(List.of("c woken"), told());
+    assertFalse(c.read(900_000, frame));
+
+    ticker.advance(3 * CHECK_MS);
+    assertEquals(List.of("small woken"), told(), "b, next in line, may not have it: the small frame behind it may");
+    small.read(4, 104);
+    assertEquals(1, small.responses.size(), "its frame is complete");
   }
 
   /** Found by this class's first run: a holder waiting at the limit plus one frame was weighed as a trickler. */
@@ -451,6 +499,33 @@ class BufferBudgetTest {
     assertTrue(staller.read(10, 2004));
     // Paused for the budget, the staller's frame was the only one in line: it reads on with the reserve.
     assertEquals(List.of("staller woken"), told());
+  }
+
+  /**
+   * Responses no client reads are never written, so never released: while the budget is over its limit and others
+   * wait, the connections whose held bytes have not moved for the grace are asked, the largest first, until what they
+   * hold covers the excess. (Whether the client reads is the connection's to tell: see ConnectionTest.)
+   */
+  @Test
+  void responsesThatDoNotMoveAreAskedAboutLargestFirstWhileTheBudgetIsOver() {
+    holding("reader", 300, 300);
+    Conn nonReader = holding("nonReader", 600, 600);
+    Conn waiter = new Conn("waiter");
+    assertTrue(waiter.read(200, 200));
+
+    ticker.advance(GRACE_MS);
+    told();
+    assertEquals(List.of(), askedAboutReading, "the first check notes where each stands; the grace runs from there");
+    ticker.advance(CHECK_MS);
+    told();
+    assertEquals(List.of("nonReader 600"), askedAboutReading, "600 bytes cover the 100 over the limit");
+
+    askedAboutReading.clear();
+    nonReader.written();
+    told();
+    ticker.advance(GRACE_MS + CHECK_MS);
+    told();
+    assertEquals(List.of(), askedAboutReading, "under the limit, nobody waits and nobody is asked");
   }
 
   @Test

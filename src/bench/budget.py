@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hostile clients of the memory-budget issue (maxBufferedBytes), against the runnable jar, on this machine.
 
-  python3 src/bench/budget.py             run the six scenarios, print a markdown table (under a minute)
+  python3 src/bench/budget.py             run every scenario, print a markdown table (a few minutes)
 
 Each scenario starts its own server on 127.0.0.1 (free ports, metrics on), samples its VmRSS from /proc
 every 50 ms, runs the hostile clients and, while they hold the server, a fresh client that connects,
@@ -24,6 +24,11 @@ eviction where none may happen, or a server that died or would not stop; the exi
   7  256 MiB: 1,000 quiet holders: each declares 32 MiB, pushes body bytes for 5 s as fast as the server and
      the kernel take them, then goes quiet with its socket open; a fresh 32 MiB frame (within 5 s)
   8  256 MiB: the same with 5,000 quiet holders        9, 10  7 and 8 with the default budget
+  11 32 MiB: 16 clients upload 16 MiB frames at full speed for 30 s, reading and checking their echoes as
+     they go; a fresh 4 KiB frame. None may be closed (frames waited out frameTimeoutMs, 15 s, when
+     waiters were woken in a hash set's order and the reserve went to the newest frame alone)
+  12 64 MiB: 3 clients send a 32 MiB frame each and never read their echoes; a fresh 32 MiB frame (within
+     10 s: on epoll the non-readers are cut once sent nothing for a quarter of writeStallTimeoutMs, 7.5 s)
 
 Options: --jar PATH (default target/frame-echo.jar, built with mvn when missing), --only N (a scenario;
 repeat it for several), --json FILE (the rows as JSON), --out DIR (server logs, default target/budget).
@@ -47,6 +52,7 @@ from benchserver import CLOSED, HOST, OPEN, ROOT, connect, header, open_connecti
 KiB, MiB = 1 << 10, 1 << 20
 FRESH_LIMIT_S = 1.5  # the issue promises about a second
 QUIET_FRESH_LIMIT_S = 5.0  # a fresh 32 MiB frame beside quiet holders: "within seconds"
+NON_READER_FRESH_LIMIT_S = 10.0  # beside non-readers: a quarter of writeStallTimeoutMs (7.5 s), then the frame
 RELEASE_LIMIT_S = 30  # frameTimeoutMs (15 s) plus lingerTimeoutMs (5 s), and room: every connection ends by then
 HELD = "frame_echo_buffered_bytes"
 WAITING = "frame_echo_connections_budget_waiting"
@@ -96,6 +102,7 @@ def fresh_client(port, size, wait=10.0):
     start = time.monotonic()
     try:
         with connect(port) as s:
+            s.settimeout(wait)  # the send too may wait for the budget
             s.sendall(header(size) + payload)
             length, echo = read_frame(s, start + wait)
     except OSError as e:
@@ -366,6 +373,85 @@ def quiet_holders(server, count, push_s=5.0, size=32 * MiB):
         close_all([], socks)
 
 
+def uploader(port, size, upload_s, results, i, deadline):
+    """Sends frames of size bytes at full speed for upload_s seconds in one thread, and reads and checks their echoes
+    in another; results[i] = (frames echoed, problem or None)."""
+    payloads = [os.urandom(size) for _ in range(2)]
+    failed, sent, done = [], [0], threading.Event()
+
+    def send():
+        try:
+            stop = time.monotonic() + upload_s
+            while time.monotonic() < stop:
+                s.sendall(header(size) + payloads[sent[0] % 2])
+                sent[0] += 1
+        except OSError as e:
+            failed.append(f"uploader {i} sending: {e!r}")
+        done.set()
+    received = 0
+    try:
+        with connect(port) as s:
+            s.settimeout(max(0.1, deadline - time.monotonic()))
+            threading.Thread(target=send, daemon=True).start()
+            while not (done.is_set() and received == sent[0]) and not failed:
+                length, echo = read_frame(s, deadline)
+                if length != size or echo != payloads[received % 2]:
+                    failed.append(f"uploader {i}: frame {received} echoed wrong")
+                received += 1
+        results[i] = (received, failed[0] if failed else None)
+    except OSError as e:
+        results[i] = (received, (failed or [f"uploader {i} after {received} echoes: {e!r}"])[0])
+
+
+def s11_uploaders(server, clients=16, size=16 * MiB, upload_s=30.0):
+    results = [None] * clients
+    memory = DirectMemory(server)
+    memory.start()
+    start = time.monotonic()
+    threads = [threading.Thread(target=uploader, daemon=True,
+                                args=(server.port, size, upload_s, results, i, start + upload_s + 60))
+               for i in range(clients)]
+    for t in threads:
+        t.start()
+    until(lambda: server.gauge(WAITING) > 0, 5, 0.02)
+    took, problem = fresh_client(server.port, 4 * KiB)
+    for t in threads:
+        t.join(max(0.0, start + upload_s + 65 - time.monotonic()))
+    problems = [problem] + [r[1] if r else "an uploader did not finish" for r in results if not r or r[1]]
+    echoed = sorted(r[0] for r in results if r)
+    memory.running = False
+    memory.join(1)
+    return {"fresh": took, "problems": problems, "evictions": "none",
+            "note": f"{sum(echoed)} frames echoed in {time.monotonic() - start:.0f} s, "
+                    f"{echoed[0] if echoed else 0} to {echoed[-1] if echoed else 0} per uploader; peak held "
+                    f"{memory.peak_held / MiB:.0f} MiB, peak direct memory {memory.peak_direct / MiB:.0f} MiB"}
+
+
+def send_quietly(sock, data):
+    """Sends data; a send the server ends (a cut, a timeout) is what the scenario expects."""
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass
+
+
+def s12_non_readers(server, clients=3, size=32 * MiB):
+    socks = []
+    try:
+        for _ in range(clients):
+            s = connect(server.port)
+            socks.append(s)
+            threading.Thread(target=send_quietly, args=(s, header(size) + bytes(size)), daemon=True).start()
+        until(lambda: server.gauge(HELD) >= server.budget, 10, 0.02)
+        took, problem = fresh_client(server.port, size, wait=30.0)
+        if took is not None and problem and took <= NON_READER_FRESH_LIMIT_S:
+            problem = None  # the non-readers are cut at a quarter of writeStallTimeoutMs
+        return {"fresh": took, "problems": [problem], "evictions": "some",
+                "note": f"{clients} clients sent {size // MiB} MiB each and read nothing"}
+    finally:
+        close_all([], socks)
+
+
 def s7_quiet_holders(server):
     return quiet_holders(server, 1000)
 
@@ -385,6 +471,8 @@ SCENARIOS = {
     8: ("5,000 quiet holders of 32 MiB; a fresh 32 MiB frame", 256 * MiB, s8_many_quiet_holders),
     9: ("1,000 quiet holders of 32 MiB; a fresh 32 MiB frame", None, s7_quiet_holders),
     10: ("5,000 quiet holders of 32 MiB; a fresh 32 MiB frame", None, s8_many_quiet_holders),
+    11: ("16 uploaders of 16 MiB frames at full speed", 32 * MiB, s11_uploaders),
+    12: ("3 clients that never read their 32 MiB echoes; a fresh 32 MiB frame", 64 * MiB, s12_non_readers),
 }
 
 

@@ -21,8 +21,8 @@ public enum CloseReason {
   FRAME_TIMEOUT("frame timeout"),
   /**
    * The buffer budget was spent and others waited, while this connection's incomplete frame made no progress
-   * for {@code budgetGraceMs} (evicted after its earlier responses), or its client read none of its responses for
-   * that long (cut, the responses dropped): the largest such first.
+   * for {@code budgetGraceMs} (evicted after its earlier responses, the largest such first), or its client was sent no
+   * byte of its responses for a quarter of {@code writeStallTimeoutMs} (cut, the responses dropped).
    */
   BUDGET_EVICTED("budget evicted"),
   /**

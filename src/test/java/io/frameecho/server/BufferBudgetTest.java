@@ -6,6 +6,7 @@ import io.frameecho.protocol.Frames;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.testkit.LogCapture;
+import io.frameecho.testkit.OneEventLoop;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.DeploymentOptions;
@@ -14,9 +15,11 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.transport.Transport;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -31,6 +34,7 @@ import static io.frameecho.server.FrameEchoServerTest.payload;
 import static io.frameecho.server.FrameEchoServerTest.stillServing;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The buffer budget wired into the server, on real sockets: it counts bytes held, not bytes promised (headers
@@ -52,6 +56,15 @@ class BufferBudgetTest {
   /** What the server decided: close reasons, reading paused and resumed. */
   private final RecordingMetrics metrics = new RecordingMetrics();
   private String deploymentId;
+  /** A Vert.x of the test's own (on epoll), closed after it. */
+  private Vertx ownVertx;
+
+  @AfterEach
+  void closeOwnVertx() throws Exception {
+    if (ownVertx != null) {
+      ownVertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+  }
 
   private Future<Integer> deploy(Vertx vertx, JsonObject config) {
     FrameEchoVerticle verticle = new FrameEchoVerticle(new EchoHandler()).metrics(metrics);
@@ -313,15 +326,17 @@ class BufferBudgetTest {
   /**
    * Found by a hostile trial: clients that send whole frames and never read their answers hold the budget with
    * responses, which are never written, so never released. Two such clients of 8 MiB frames hold the 16 MiB budget,
-   * and a fresh 8 MiB frame does not fit within the budget plus the reserve's one frame; with the write-stall clock and
-   * the frame clock off, it is answered only because the budget evicts them once they have read nothing for
-   * budgetGraceMs while it waits.
+   * and a fresh 8 MiB frame does not fit within the budget plus the reserve's one frame; with the frame clock off, it
+   * is answered before writeStallTimeoutMs (4 s) only because the budget cuts them once the kernel has sent them
+   * nothing for a quarter of it. On epoll: elsewhere the server cannot tell a slow reader from one that reads nothing.
    */
   @Test
-  void clientsThatReadNoneOfTheirResponsesAreEvictedForAFreshClient(Vertx vertx, VertxTestContext ctx) {
+  void clientsThatReadNoneOfTheirResponsesAreCutForAFreshClient(VertxTestContext ctx) {
+    assumeTrue(Transport.EPOLL.available(), "whether a client reads is the kernel's word, read through epoll's channel");
+    Vertx vertx = ownVertx = OneEventLoop.vertx();
     int size = 8 << 20;
     JsonObject config = new JsonObject().put("maxBufferedBytes", 16L << 20).put("maxFrameSize", size)
-      .put("budgetGraceMs", 200).put("writeStallTimeoutMs", 0).put("frameTimeoutMs", 0);
+      .put("budgetGraceMs", 200).put("writeStallTimeoutMs", 4000).put("frameTimeoutMs", 0);
     deploy(vertx, config).compose(port -> openAll(vertx, port, 2).compose(nonReaders -> {
       for (RawConnection c : nonReaders) {
         c.stopReading();
@@ -333,7 +348,7 @@ class BufferBudgetTest {
           ctx.verify(() -> {
             List<CloseReason> decided = serverDecidedCloses();
             assertTrue(!decided.isEmpty() && decided.stream().allMatch(r -> r == CloseReason.BUDGET_EVICTED),
-              "non-readers evicted for the budget, nothing else: " + decided);
+              "non-readers cut for the budget, before their write stall: " + decided);
           });
           return null;
         })

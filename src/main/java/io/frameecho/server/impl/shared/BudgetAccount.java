@@ -79,6 +79,8 @@ public final class BudgetAccount {
   private long held;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
+  /** Reading is paused for a reason other than the budget (responses unread, answers awaited): not a frame to complete now. */
+  private volatile boolean pausedForOther;
   /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
   private volatile boolean reserveWasted;
   private boolean waitingForBudget;
@@ -96,6 +98,8 @@ public final class BudgetAccount {
   long progressSeenNanos;
   long heldSeen = -1;
   long heldSeenNanos;
+  /** When the check last asked whether its client reads (once a grace at most). */
+  long askedNanos = Long.MIN_VALUE / 2;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
   public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
@@ -189,6 +193,9 @@ public final class BudgetAccount {
    */
   public void readingPaused(boolean forBudget) {
     readable = false;
+    if (!forBudget && !pausedForOther) {
+      pausedForOther = true;
+    }
     if (holdingReserve && !forBudget) {
       holdingReserve = false;
       budget.returnReserve(this);
@@ -198,6 +205,14 @@ public final class BudgetAccount {
   /** Every reason to pause has cleared: the connection reads again. */
   public void readingResumed() {
     readable = true;
+    otherPausesCleared();
+  }
+
+  /** No reason but the budget keeps reading paused any more: the completion reserve may be offered to it again. */
+  public void otherPausesCleared() {
+    if (pausedForOther) {
+      pausedForOther = false;
+    }
   }
 
   // ---- woken (called from any thread; the work hops to the connection's event loop) ----
@@ -330,6 +345,14 @@ public final class BudgetAccount {
 
   boolean reserveWasted() {
     return reserveWasted;
+  }
+
+  /**
+   * Paused for a reason other than the budget: offered the reserve, it would hand it straight back (found by a trial:
+   * a waiter whose 16 MiB response filled its write queue was granted and gave back the reserve 390 million times).
+   */
+  boolean pausedForOther() {
+    return pausedForOther;
   }
 
   /** When the frame under way began to span reads, in the budget's order of frames: higher is newer. */

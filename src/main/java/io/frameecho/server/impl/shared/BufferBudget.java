@@ -41,9 +41,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
  *   connections whose incomplete frame has made no progress for {@code budgetGraceMs} while they were
  *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
- *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is. Then, while the
- *   budget is still over, connections whose held bytes have not moved for as long are asked, the largest first,
- *   whether their clients read their responses: those that read none are cut.</li>
+ *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is. And while the
+ *   budget is over, each connection whose held bytes have not moved for as long is asked (once a grace) whether its
+ *   client reads its responses: the connection cuts itself if not.</li>
  * </ul>
  * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
  * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in
@@ -244,7 +244,8 @@ public final class BufferBudget {
     boolean nextWasted = true;
     long nextNumber = Long.MIN_VALUE;
     for (BudgetAccount account : waiting.values()) {
-      if (account.bufferedBytes() > 0 && mayHaveTheReserve(now, account.remainingBytes(), responsesHeld, twoWasted)) {
+      if (account.bufferedBytes() > 0 && !account.pausedForOther()
+        && mayHaveTheReserve(now, account.remainingBytes(), responsesHeld, twoWasted)) {
         boolean wasted = account.reserveWasted();
         long number = account.frameNumber();
         boolean better = oldestsTurn && !wasted ? number < nextNumber : number > nextNumber;
@@ -373,15 +374,18 @@ public final class BufferBudget {
       }
     }
     // Responses whose clients read none of them are never released: they would keep the budget spent (and every waiting
-    // frame waiting) until writeStallTimeoutMs. Their connections are asked, largest first, while the budget is over.
-    unread.sort(Comparator.comparingLong(Stalled::bytes).reversed());
-    long graceMs = TimeUnit.NANOSECONDS.toMillis(graceNanos);
-    for (Stalled candidate : unread) {
-      if (over <= 0) {
-        break;
+    // frame waiting) until writeStallTimeoutMs. While the budget is over, each connection whose held bytes have not moved
+    // is asked, at most once a grace: whether its client reads is its own to tell, so a reader beside a non-reader does
+    // not shield it (found by a trial, when the asking stopped once the bytes asked about covered the excess).
+    if (over > 0) {
+      long graceMs = TimeUnit.NANOSECONDS.toMillis(graceNanos);
+      for (Stalled candidate : unread) {
+        BudgetAccount account = candidate.account;
+        if (now - account.askedNanos >= graceNanos) {
+          account.askedNanos = now;
+          account.evictIfNotReading(candidate.bytes, graceMs, waiters, used.get(), limit);
+        }
       }
-      over -= candidate.bytes;
-      candidate.account.evictIfNotReading(candidate.bytes, graceMs, waiters, used.get(), limit);
     }
   }
 

@@ -660,6 +660,7 @@ class ConnectionTest {
     socket.msSinceDataSent = 60_000;
     budgetAsks();
     assertFalse(closing());
+    assertEquals(CLIENT_CLOSED, closed());
   }
 
   @Test

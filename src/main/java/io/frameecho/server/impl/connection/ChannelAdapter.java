@@ -688,28 +688,25 @@ public final class ChannelAdapter implements ConnectionSocket {
      * its side.
      */
     static int tcpState(Channel channel) {
-      if (TCP_INFO == null || !TCP_INFO.getDeclaringClass().isInstance(channel)) {
-        return -1;
-      }
-      try {
-        return (int) STATE.invoke(TCP_INFO.invoke(channel));
-      } catch (ReflectiveOperationException | RuntimeException e) {
-        return -1;
-      }
+      return (int) tcpInfo(channel, STATE);
     }
 
     /**
      * Milliseconds since the kernel last sent the client a byte of data (TCP_INFO's {@code last_data_sent}), or -1 on
-     * other channels. With data queued, it sends whenever the client's window opens, that is whenever the client has
-     * read: a client that reads, however slowly, keeps it small; one that reads nothing lets it grow (the zero-window
-     * probes carry no data).
+     * other channels. With data queued, it sends whenever the client's window opens by a segment: it grows while the
+     * client reads nothing (zero-window probes carry no data), and for a while between a slow reader's segments.
      */
     static long msSinceDataSent(Channel channel) {
+      return tcpInfo(channel, LAST_DATA_SENT);
+    }
+
+    /** One field of the channel's TCP_INFO, or -1 where it cannot be read. */
+    private static long tcpInfo(Channel channel, Method field) {
       if (TCP_INFO == null || !TCP_INFO.getDeclaringClass().isInstance(channel)) {
         return -1;
       }
       try {
-        return (long) LAST_DATA_SENT.invoke(TCP_INFO.invoke(channel));
+        return ((Number) field.invoke(TCP_INFO.invoke(channel))).longValue();
       } catch (ReflectiveOperationException | RuntimeException e) {
         return -1;
       }

@@ -45,7 +45,7 @@ interface ConnectionSocket {
 
   /**
    * Milliseconds since the kernel last sent the client a byte (epoll's TCP_INFO); -1 where the transport cannot tell.
-   * With responses queued, it grows only while the client reads nothing.
+   * With responses queued, it grows while the client reads nothing, and between a slow reader's window updates.
    */
   long msSinceDataSent();
 

@@ -34,8 +34,8 @@ public final class BudgetAccount {
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
 
     /**
-     * Its responses of {@code heldBytes} have not moved for {@code graceMs} while others wait for the budget: evicted
-     * if its client has read none of them for that long.
+     * Its held bytes, {@code heldBytes} of them requests and responses, have not moved for {@code graceMs} while others
+     * wait for the budget: the connection cuts itself if its client does not read them.
      */
     void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit);
   }
@@ -54,7 +54,7 @@ public final class BudgetAccount {
       BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
       FRAME = lookup.findVarHandle(BudgetAccount.class, "frameSize", long.class);
       FRAME_NUMBER = lookup.findVarHandle(BudgetAccount.class, "frameNumber", long.class);
-      HELD = lookup.findVarHandle(BudgetAccount.class, "held", long.class);
+      HELD = lookup.findVarHandle(BudgetAccount.class, "heldBesidesReads", long.class);
       SET_ASIDE = lookup.findVarHandle(BudgetAccount.class, "setAside", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -75,8 +75,12 @@ public final class BudgetAccount {
   private long setAside;
   /** When that frame began to span reads, in the budget's order of frames (higher is newer). */
   private long frameNumber;
-  /** Every byte this connection holds against the budget. */
-  private long held;
+  /**
+   * With {@link #progress} (every byte read), what this connection holds against the budget: plus what it holds besides
+   * its reads (responses produced, memory set aside), less every byte released. Kept apart so that a read adds to one
+   * count only.
+   */
+  private long heldBesidesReads;
   /** Reading is not paused by the server, for any reason. */
   private volatile boolean readable = true;
   /** Reading is paused for a reason other than the budget (responses unread, answers awaited): not a frame to complete now. */
@@ -116,12 +120,11 @@ public final class BudgetAccount {
     budget.received(bytes);
     progress += bytes;
     PROGRESS.setOpaque(this, progress);
-    held(bytes);
   }
 
   private void held(long delta) {
-    held += delta;
-    HELD.setOpaque(this, held);
+    heldBesidesReads += delta;
+    HELD.setOpaque(this, heldBesidesReads);
   }
 
   /**
@@ -315,7 +318,7 @@ public final class BudgetAccount {
    * nothing, are never written, so never released).
    */
   boolean responsesStill(long nowNanos) {
-    long seen = (long) HELD.getOpaque(this);
+    long seen = heldBytes();
     if (seen != heldSeen) {
       heldSeen = seen;
       heldSeenNanos = nowNanos;
@@ -326,7 +329,12 @@ public final class BudgetAccount {
 
   /** Bytes held in requests handed over and responses not yet written, as last published. */
   long responseBytes() {
-    return (long) HELD.getOpaque(this) - bufferedBytes() - (long) SET_ASIDE.getOpaque(this);
+    return heldBytes() - bufferedBytes() - (long) SET_ASIDE.getOpaque(this);
+  }
+
+  /** Every byte this connection holds against the budget, as last published. */
+  private long heldBytes() {
+    return progress() + (long) HELD.getOpaque(this);
   }
 
   /** Bytes read and not handed over in a frame yet, as last published. */

@@ -7,12 +7,14 @@ import io.netty.channel.RecvByteBufAllocator;
 import io.netty.util.UncheckedBooleanSupplier;
 
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 
 /**
- * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped at {@value #SMALL_READ} bytes while
- * {@link #small} says so: while the buffer budget is over its limit. Every connection still readable when the budget
- * crosses its limit reads once more before it pauses; at the adaptive size, 5,000 quiet holders carried the budget
- * 319 MiB past it that way. Asked on every read, on the channel's event loop.
+ * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by {@link #cap} while the buffer budget
+ * is over its limit: at {@value #SMALL_READ} bytes, or, for the connection completing a frame past the limit, at the
+ * end of that frame. Every connection still readable when the budget crosses its limit reads once more before it
+ * pauses; at the adaptive size, 5,000 quiet holders carried the budget 319 MiB past it that way. Asked on every read
+ * larger than a small one, on the channel's event loop.
  */
 final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
@@ -20,16 +22,18 @@ final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   static final int SMALL_READ = 4096;
 
   private final RecvByteBufAllocator sizes;
-  private BooleanSupplier small;
+  /** The most the next read may take. */
+  private IntSupplier cap;
 
+  /** Reads are small while {@code small} says so. */
   CappedReads(RecvByteBufAllocator sizes, BooleanSupplier small) {
     this.sizes = sizes;
-    this.small = small;
+    this.cap = () -> small.getAsBoolean() ? SMALL_READ : Integer.MAX_VALUE;
   }
 
-  /** From now on reads are small while {@code small} says so (set on the channel's event loop). */
-  void smallWhen(BooleanSupplier small) {
-    this.small = small;
+  /** From now on a read takes at most what {@code cap} says (set on the channel's event loop). */
+  void capWith(IntSupplier cap) {
+    this.cap = cap;
   }
 
   @Override
@@ -59,7 +63,8 @@ final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     @Override
     public int guess() {
       int guess = delegate().guess();
-      return guess > SMALL_READ && small.getAsBoolean() ? SMALL_READ : guess;
+      // A read no larger than a small one is never capped: the echo of small frames does not ask.
+      return guess > SMALL_READ ? Math.max(1, Math.min(guess, cap.getAsInt())) : guess;
     }
 
     @Override

@@ -45,6 +45,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import java.util.function.Consumer;
 
 /**
@@ -326,17 +327,17 @@ public final class ChannelAdapter implements ConnectionSocket {
   /**
    * Reads of {@code socket} are small ({@link CappedReads}) while {@code small} says so. Set at accept, before the
    * socket's first read: Netty keeps the read sizes a channel started reading with. The connection sets its own
-   * condition later ({@link #readsSmallWhen}).
+   * cap later ({@link #readsCappedBy}).
    */
   public static void capReads(NetSocket socket, BooleanSupplier small) {
     ChannelConfig config = channelOf(socket).config();
     config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
   }
 
-  /** This connection's reads are small while {@code small} says so (see {@link #capReads}). */
-  void readsSmallWhen(BooleanSupplier small) {
+  /** This connection's reads take at most what {@code cap} says, when more than a small read (see {@link #capReads}). */
+  void readsCappedBy(IntSupplier cap) {
     if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
-      capped.smallWhen(small);
+      capped.capWith(cap);
     }
   }
 

@@ -126,7 +126,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     }
     ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
-    socket.readsSmallWhen(connection.account::readsSmall);
+    socket.readsCappedBy(() -> connection.account.readCap(CappedReads.SMALL_READ));
     socket.deliverEarlyReads(connection);
     return connection;
   }

@@ -375,11 +375,21 @@ public final class BudgetAccount {
   }
 
   /**
-   * The budget is over its limit and this connection does not hold the completion reserve: its reads should be small,
-   * since each read before it pauses carries the budget further past its limit. On the connection's event loop.
+   * The most this connection's next read may take: {@code smallRead} while the budget is over its limit, since each read
+   * before it pauses carries the budget further past it; the completion reserve's holder reads on at full size, but no
+   * further than the end of its frame: a read past it would start the next frame past the limit (found by a test: 128
+   * holders in turn each carried a piece of their next frame over, 1.4 MiB past a 1 MiB budget). On the connection's
+   * event loop.
    */
-  public boolean readsSmall() {
-    return !holdingReserve && budget.over();
+  public int readCap(int smallRead) {
+    if (!budget.over()) {
+      return Integer.MAX_VALUE;
+    }
+    if (!holdingReserve) {
+      return smallRead;
+    }
+    long remaining = frameSize - buffered;
+    return frameSize > 0 && remaining > 0 ? (int) Math.min(remaining, Integer.MAX_VALUE) : smallRead;
   }
 
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */

@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
  * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in
  * flight carried past the limit before their connections paused (one small read each: reads are small while the
- * budget is over its limit).
+ * budget is over its limit, and the reserve's holder reads no further than its frame's end).
  */
 public final class BufferBudget {
 

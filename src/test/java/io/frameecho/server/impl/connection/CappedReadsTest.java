@@ -8,11 +8,12 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Reads keep Netty's adaptive size, and are small while the condition holds, whatever that size has grown to. */
+/** Reads keep Netty's adaptive size, and are small (or capped) while the condition holds, whatever that size has grown to. */
 class CappedReadsTest {
 
   @Test
@@ -40,6 +41,13 @@ class CappedReadsTest {
     capped.release();
 
     small.set(false);
+    assertEquals(grown, handle.guess());
+
+    // A connection's own cap: the end of the frame it completes, or no cap; a read of a small one's size is never capped.
+    AtomicInteger cap = new AtomicInteger(1000);
+    reads.capWith(cap::get);
+    assertEquals(1000, handle.guess());
+    cap.set(Integer.MAX_VALUE);
     assertEquals(grown, handle.guess());
     channel.finishAndReleaseAll();
   }

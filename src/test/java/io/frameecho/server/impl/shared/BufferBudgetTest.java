@@ -319,6 +319,27 @@ class BufferBudgetTest {
     assertEquals(List.of("holder woken"), told());
   }
 
+  /**
+   * Over the limit, reads are small, and the reserve's holder reads no further than the end of its frame: a read that
+   * went on into the next frame would hold that frame's start past the limit, once for every holder in turn.
+   */
+  @Test
+  void overTheLimitReadsAreSmallAndTheHolderReadsToItsFramesEndOnly() {
+    budget = new BufferBudget(LIMIT, 1000, GRACE_MS, ticker);
+    Conn holder = new Conn("holder");
+    Conn other = holding("other", 400, 1004);
+    assertEquals(Integer.MAX_VALUE, holder.account.readCap(64), "under the limit, reads keep their size");
+
+    assertTakesTheReserve(holder, 700, 1004);
+    assertEquals(64, other.account.readCap(64), "over the limit, a read is small");
+    assertEquals(304, holder.account.readCap(64), "the holder reads up to its frame's end");
+    assertFalse(holder.read(300, 1004));
+    assertEquals(4, holder.account.readCap(64), "four bytes short of its end, the holder reads four");
+
+    assertTrue(holder.read(4, 1004), "its frame is complete: its reserve goes back, and over the limit it stops");
+    assertEquals(64, holder.account.readCap(64), "no longer the holder: small again");
+  }
+
   @Test
   void aHolderReadingTooLittleYieldsTheReserveAndGoesBehind() {
     budget = new BufferBudget(100_000, 1_000_000, GRACE_MS, ticker);

@@ -377,19 +377,17 @@ public final class BudgetAccount {
   /**
    * The most this connection's next read may take: {@code smallRead} while the budget is over its limit, since each read
    * before it pauses carries the budget further past it; the completion reserve's holder reads on at full size, but no
-   * further than the end of its frame: a read past it would start the next frame past the limit (found by a test: 128
-   * holders in turn each carried a piece of their next frame over, 1.4 MiB past a 1 MiB budget). On the connection's
-   * event loop.
+   * further than the end of its frame, or a small read: a read past it would start the next frame past the limit (found
+   * by a test: 128 holders in turn each carried a piece of their next frame over, 1.4 MiB past a 1 MiB budget). Never
+   * less than a small read: over TLS the socket's bytes are records, which a tiny read would take apart a few bytes a
+   * time. On the connection's event loop.
    */
   public int readCap(int smallRead) {
     if (!budget.over()) {
       return Integer.MAX_VALUE;
     }
-    if (!holdingReserve) {
-      return smallRead;
-    }
     long remaining = frameSize - buffered;
-    return frameSize > 0 && remaining > 0 ? (int) Math.min(remaining, Integer.MAX_VALUE) : smallRead;
+    return holdingReserve && frameSize > 0 ? (int) Math.min(Math.max(remaining, smallRead), Integer.MAX_VALUE) : smallRead;
   }
 
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */

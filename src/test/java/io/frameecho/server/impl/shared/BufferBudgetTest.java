@@ -320,8 +320,9 @@ class BufferBudgetTest {
   }
 
   /**
-   * Over the limit, reads are small, and the reserve's holder reads no further than the end of its frame: a read that
-   * went on into the next frame would hold that frame's start past the limit, once for every holder in turn.
+   * Over the limit, reads are small, and the reserve's holder reads no further than the end of its frame (or a small
+   * read): a read that went on into the next frame would hold that frame's start past the limit, once for every holder
+   * in turn.
    */
   @Test
   void overTheLimitReadsAreSmallAndTheHolderReadsToItsFramesEndOnly() {
@@ -334,7 +335,7 @@ class BufferBudgetTest {
     assertEquals(64, other.account.readCap(64), "over the limit, a read is small");
     assertEquals(304, holder.account.readCap(64), "the holder reads up to its frame's end");
     assertFalse(holder.read(300, 1004));
-    assertEquals(4, holder.account.readCap(64), "four bytes short of its end, the holder reads four");
+    assertEquals(64, holder.account.readCap(64), "four bytes short of its end, the holder reads a small read at most");
 
     assertTrue(holder.read(4, 1004), "its frame is complete: its reserve goes back, and over the limit it stops");
     assertEquals(64, holder.account.readCap(64), "no longer the holder: small again");

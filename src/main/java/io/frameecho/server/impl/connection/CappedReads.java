@@ -12,7 +12,7 @@ import java.util.function.IntSupplier;
 /**
  * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by {@link #cap} while the buffer budget
  * is over its limit: at {@value #SMALL_READ} bytes, or, for the connection completing a frame past the limit, at the
- * end of that frame. Every connection still readable when the budget crosses its limit reads once more before it
+ * end of that frame (a small read at least). Every connection still readable when the budget crosses its limit reads once more before it
  * pauses; at the adaptive size, 5,000 quiet holders carried the budget 319 MiB past it that way. Asked on every read
  * larger than a small one, on the channel's event loop.
  */

@@ -45,8 +45,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.IntSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntSupplier;
 
 /**
  * The one room that reaches under Vert.x's public {@link NetSocket} API: the poll loop's view of one

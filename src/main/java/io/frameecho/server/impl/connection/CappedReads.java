@@ -12,9 +12,9 @@ import java.util.function.IntSupplier;
 /**
  * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by {@link #cap} while the buffer budget
  * is over its limit: at {@value #SMALL_READ} bytes, or, for the connection completing a frame past the limit, at the
- * end of that frame (a small read at least). Every connection still readable when the budget crosses its limit reads once more before it
- * pauses; at the adaptive size, 5,000 quiet holders carried the budget 319 MiB past it that way. Asked on every read
- * larger than a small one, on the channel's event loop.
+ * end of that frame (a small read at least). Every connection still readable when the budget crosses its limit reads
+ * once more before it pauses; at the adaptive size, 5,000 quiet holders carried the budget 319 MiB past it that way.
+ * Asked on every read larger than a small one, on the channel's event loop.
  */
 final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
@@ -22,7 +22,7 @@ final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   static final int SMALL_READ = 4096;
 
   private final RecvByteBufAllocator sizes;
-  /** The most the next read may take. */
+  /** The most the next read may take: a small read at least. */
   private IntSupplier cap;
 
   /** Reads are small while {@code small} says so. */
@@ -64,7 +64,7 @@ final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     public int guess() {
       int guess = delegate().guess();
       // A read no larger than a small one is never capped: the echo of small frames does not ask.
-      return guess > SMALL_READ ? Math.max(1, Math.min(guess, cap.getAsInt())) : guess;
+      return guess > SMALL_READ ? Math.min(guess, cap.getAsInt()) : guess;
     }
 
     @Override

@@ -386,8 +386,8 @@ public final class BudgetAccount {
     if (!budget.over()) {
       return Integer.MAX_VALUE;
     }
-    long remaining = frameSize - buffered;
-    return holdingReserve && frameSize > 0 ? (int) Math.min(Math.max(remaining, smallRead), Integer.MAX_VALUE) : smallRead;
+    // A frame, header included, is at most Integer.MAX_VALUE bytes (Frames.LARGEST_PAYLOAD and its header).
+    return holdingReserve && frameSize > 0 ? (int) Math.max(frameSize - buffered, smallRead) : smallRead;
   }
 
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */

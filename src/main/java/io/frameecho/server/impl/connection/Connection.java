@@ -126,7 +126,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     }
     ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
-    socket.readsCappedBy(() -> connection.account.readCap(CappedReads.SMALL_READ));
+    socket.readsCappedBy(connection::readCap);
     socket.deliverEarlyReads(connection);
     return connection;
   }
@@ -148,6 +148,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     this.ticker = ticker;
     connectedNanos = ticker.nanoTime();
     order.touch(place);
+  }
+
+  /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
+  int readCap() {
+    return account.readCap(CappedReads.SMALL_READ);
   }
 
   // ---- handle_read: the socket's events ----

@@ -255,33 +255,10 @@ class BufferBudgetTest {
   }
 
   /**
-   * A staller can take the completion reserve (it was the first to pause) and then stop sending. With a grace of
-   * 20 s the fresh client's 1 MiB frame, nearest to completion, is still answered while nobody has been evicted:
-   * the reserve was handed on to it, not freed by an eviction.
-   */
-  @Test
-  void aStalledReserveHolderHandsTheReserveToAFreshClientLongBeforeItsGrace(Vertx vertx, VertxTestContext ctx) {
-    int stallers = 14;
-    deploy(vertx, new JsonObject().put("maxBufferedBytes", 64L << 20).put("budgetGraceMs", 20_000)).compose(port ->
-      openAll(vertx, port, stallers).compose(stalled -> {
-        for (RawConnection c : stalled) {
-          c.write(Buffer.buffer().appendIntLE(8 << 20).appendBuffer(payload(7 << 20, 7)));
-        }
-        return until(vertx, "the budget spent", () -> limits(vertx).budget().waiting() > 0, 1000)
-          .compose(v -> answered(vertx, port, 1 << 20))
-          .map(v -> {
-            ctx.verify(() -> assertEquals(List.of(), serverDecidedCloses(), "answered with nobody evicted or closed"));
-            return null;
-          })
-          .compose(v -> recovered(vertx, port, stalled));
-      })).onComplete(ctx.succeedingThenComplete());
-  }
-
-  /**
-   * Tricklers are never stalled: three clients send all but 1,000 bytes of a 32 MiB frame, more than a 64 MiB
-   * budget together, then one byte every 150 ms. The one holding the reserve reads too little to keep it: a fresh
-   * client's 4 KiB frame is answered while every trickler is still open, not once frameTimeoutMs (15 s) has
-   * ended them, and none is evicted.
+   * Tricklers are never stalled: three clients send all but 1,000 bytes of a 32 MiB frame, more than a 64 MiB budget
+   * together, then one byte every 150 ms. Admitted, they read less than the budget's minimum progress while a fresh
+   * client waits: they are evicted for the budget, and the fresh client's 4 KiB frame is answered, before
+   * frameTimeoutMs (15 s) ends anyone.
    */
   @Test
   void tricklersDoNotKeepTheReserveFromAFreshClient(Vertx vertx, VertxTestContext ctx) {
@@ -311,8 +288,11 @@ class BufferBudgetTest {
           })
           .compose(v -> answered(vertx, port, 4096))
           .map(v -> {
-            ctx.verify(() -> assertEquals(List.of(), serverDecidedCloses(),
-              "answered while every trickler was open: none timed out or was evicted"));
+            ctx.verify(() -> {
+              List<CloseReason> decided = serverDecidedCloses();
+              assertTrue(decided.stream().allMatch(r -> r == CloseReason.BUDGET_EVICTED),
+                "answered with no trickler timed out, only evicted for the budget: " + decided);
+            });
             return null;
           })
           .eventually(() -> {

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.MaxMessagesRecvByteBufAllocator;
@@ -10,16 +11,15 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by {@link #cap} while the buffer budget
- * is over its limit: at {@value #SMALL_READ} bytes, or, for the connection completing a frame past the limit, at the
- * end of that frame (a small read at least). Every connection still readable when the budget crosses its limit reads
- * once more before it pauses; at the adaptive size, 5,000 quiet holders carried the budget 319 MiB past it that way.
- * Asked on every read larger than a small one, on the channel's event loop.
+ * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by what the budget allows the next read
+ * ({@link BudgetAccount#readCap}): every connection still readable when the budget crosses its limit reads once more
+ * before it pauses, so over the limit those reads must be small. Asked only for reads larger than a small one, on the
+ * channel's event loop: the echo of small frames never asks.
  */
 final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
   /** The most one read takes while the budget is over its limit. */
-  static final int SMALL_READ = 4096;
+  static final int SMALL_READ = BudgetAccount.SMALL_READ;
 
   private final RecvByteBufAllocator sizes;
   /** The most the next read may take: a small read at least. */

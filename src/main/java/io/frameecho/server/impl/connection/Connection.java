@@ -383,16 +383,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   }
 
   @Override
-  public boolean pausedForOtherReason() {
-    return gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-  }
-
-  @Override
   public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
     if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its incomplete frame holds {} bytes and made no progress for {} ms "
+      log.info("{} closing: evicted for the buffer budget: its admitted frame holds {} bytes and read less than {} bytes in {} ms "
           + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, heldBytes, stalledMs, waiting, used, limit);
+        remote, heldBytes, BudgetAccount.MIN_PROGRESS, stalledMs, waiting, used, limit);
     }
     closeAfterAnswers(CloseReason.BUDGET_EVICTED);
   }
@@ -407,7 +402,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * segments) every 2.6 s at 50 KB/s (measured), so it is kept; one at 10 KB/s may be cut.
    */
   @Override
-  public void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+  public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
     long writeStallMs = options.getWriteStallTimeoutMs();
     if (cutNow || writeStallMs == 0 || !writeStalledNow()) {
       return;
@@ -418,9 +413,9 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       return;
     }
     if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while {} of its bytes were "
+      log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while its responses were "
           + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, stalledMs, heldBytes, waiting, used, limit);
+        remote, stalledMs, waiting, used, limit);
     }
     if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
       closeReason = CloseReason.BUDGET_EVICTED;
@@ -453,6 +448,16 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   @Override
   public void frameTimedOut(long elapsedMs) {
     if (closeReason != null || parser.atFrameBoundary()) {
+      return;
+    }
+    if (account.waitingForBudget()) {
+      // The budget kept it waiting: the cut is the budget's, and says so.
+      if (logs.budgetEvicted.logNow(remote)) {
+        log.info("{} closing: evicted for the buffer budget: a frame started {} ms ago is still waiting to be admitted after {} "
+          + "bytes (frameTimeoutMs); {} of {} bytes held (maxBufferedBytes)", remote, elapsedMs, parser.bufferedBytes(),
+          account.budgetUsed(), account.budgetLimit());
+      }
+      closeAfterAnswers(CloseReason.BUDGET_EVICTED);
       return;
     }
     if (logs.frameTimeout.logNow(remote)) {

@@ -3,396 +3,293 @@ package io.frameecho.server.impl.shared;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One connection's dealings with the deployment's {@link BufferBudget}: the one seam through which it holds
- * and releases bytes. Bytes count from the moment they are read (one atomic add per read), pass with their
- * frame to its response, and are released once that is written. After each read the connection
- * {@link #settle}s the account with what its parser reports (bytes buffered, the size the header under way
- * announced): the account keeps no count of its own. Past the budget's limit the connection stops reading
- * and waits to be woken ({@link Owner#budgetHasRoom}): by a release, by the completion reserve (its frame is
- * the nearest to completion), or never, if its frame stalls while others wait: then it is evicted.
+ * One connection's dealings with the deployment's {@link BufferBudget}: the one seam through which it holds, asks
+ * and releases bytes. After each read the connection {@link #settle}s the account with what its parser reports (bytes
+ * buffered, the size the frame under way announced); the account keeps no count of its own of what the parser holds.
  * <p>
- * Everything but the methods marked otherwise runs on the connection's event loop. What the budget's check
- * reads from another thread (progress, bytes buffered, the frame's size, whether reading is paused) is
- * published with plain (opaque) stores, so the read path pays no fence for it; what the check decides comes
- * back through {@code loop}, the connection's own event loop.
+ * Everything but the methods marked otherwise runs on the connection's event loop. What the budget's check reads
+ * from another thread is published: what changes per read with plain (opaque) stores, so the read path pays no
+ * fence; the admission and the server's pauses in volatile fields, written only when they change. What the check
+ * decides comes back through {@code loop}, the connection's own event loop.
  */
 public final class BudgetAccount {
 
-  /** What the budget tells its connection, on the connection's event loop; and the one thing it asks. */
-  public interface Owner {
-
-    /** The budget has room (or the completion reserve is this connection's): read again. */
-    void budgetHasRoom();
-
-    /** Whether reading is paused for a reason other than the budget (responses unread, answers awaited). */
-    boolean pausedForOtherReason();
-
-    /** The budget evicts this connection: its incomplete frame of {@code heldBytes} made no progress. */
-    void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
-
-    /**
-     * Its held bytes, {@code heldBytes} of them requests and responses, have not moved for {@code graceMs} while others
-     * wait for the budget: the connection cuts itself if its client does not read them.
-     */
-    void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit);
-  }
-
   private static final VarHandle PROGRESS;
-  private static final VarHandle BUFFERED;
-  private static final VarHandle FRAME;
-  private static final VarHandle FRAME_NUMBER;
   private static final VarHandle HELD;
+  private static final VarHandle BUFFERED;
   private static final VarHandle SET_ASIDE;
 
   static {
     try {
       MethodHandles.Lookup lookup = MethodHandles.lookup();
       PROGRESS = lookup.findVarHandle(BudgetAccount.class, "progress", long.class);
-      BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
-      FRAME = lookup.findVarHandle(BudgetAccount.class, "frameSize", long.class);
-      FRAME_NUMBER = lookup.findVarHandle(BudgetAccount.class, "frameNumber", long.class);
       HELD = lookup.findVarHandle(BudgetAccount.class, "heldBesidesReads", long.class);
+      BUFFERED = lookup.findVarHandle(BudgetAccount.class, "buffered", long.class);
       SET_ASIDE = lookup.findVarHandle(BudgetAccount.class, "setAside", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
+  /**
+   * A small read: what reads take while the budget is over its limit, and what a frame may hold before it asks to be
+   * admitted (a header and a little of its body hold what was sent, not what the header announces).
+   */
+  public static final int SMALL_READ = 4096;
+
+  /** Bytes an admitted frame must read in a grace, while others wait, to keep its admission (64 KiB/s at 1 s). */
+  public static final long MIN_PROGRESS = 64 * 1024;
+
+  /** What the budget tells its connection, on the connection's event loop. */
+  public interface Owner {
+
+    /** The budget admitted this connection's frame (or one small read): read again. */
+    void budgetHasRoom();
+
+    /** The budget evicts this connection: its admitted frame of {@code heldBytes} so far read too little. */
+    void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
+
+    /**
+     * Its held responses have not moved for {@code graceMs} while the budget is over and others wait: the connection
+     * cuts itself if its client does not read them.
+     */
+    void evictIfNotReading(long graceMs, int waiting, long used, long limit);
+  }
+
+  /** What the account was admitted for: nothing, the rest of the frame under way, or one small read. */
+  private enum Admission { NONE, FRAME, READ }
+
   private final BufferBudget budget;
   private final Executor loop;
   private final Owner owner;
 
-  /** The parser's bytes buffered (read, not handed over in a frame), as last settled and published. */
+  /** The parser's bytes buffered and the frame under way's whole size (0 when none), as last settled. */
   private long buffered;
-  /** Bytes ever read: progress, as the budget's check sees it. */
-  private long progress;
-  /** The whole size (header included) of the frame whose header was decided, as last settled; else 0. */
   private long frameSize;
-  /** Memory allocated for that frame and not filled yet, counted as held. */
+  /** Memory the parser set aside and has not filled, counted as held (an admitted frame's admission covers it). */
   private long setAside;
-  /** When that frame began to span reads, in the budget's order of frames (higher is newer). */
-  private long frameNumber;
-  /**
-   * With {@link #progress} (every byte read), what this connection holds against the budget: plus what it holds besides
-   * its reads (responses produced, memory set aside), less every byte released. Kept apart so that a read adds to one
-   * count only.
-   */
-  private long heldBesidesReads;
-  /** Reading is not paused by the server, for any reason. */
-  private volatile boolean readable = true;
-  /** Reading is paused for a reason other than the budget (responses unread, answers awaited): not a frame to complete now. */
-  private volatile boolean pausedForOther;
-  /** It held the reserve for its current frame and did not use it: others come first until that frame ends. */
-  private volatile boolean reserveWasted;
-  private boolean waitingForBudget;
-  /** Its place in the budget's queue of waiters while it waits, else 0 (written on the connection's event loop). */
-  volatile long waitTicket;
-  private boolean holdingReserve;
-  /** The connection is closing: nothing more is parsed, so nothing it reads is held. */
+  private Admission admission = Admission.NONE;
+  /** Bytes of the admitted frame (or read) not read yet: counted already, so reads take from it first. */
+  private long promised;
+  /** What the account waits for, or NONE while it does not. */
+  private Admission waitingFor = Admission.NONE;
   private boolean closing;
-  /** The connection has closed: it has left the budget. */
-  private boolean closed;
-  private final AtomicBoolean wakeQueued = new AtomicBoolean();
+  private boolean watched;
 
-  /** The budget's check's own view of this account (read and written only under the check's lock). */
-  long progressSeen = -1;
-  long progressSeenNanos;
-  long heldSeen = -1;
-  long heldSeenNanos;
-  /** When the check last asked whether its client reads (once a grace at most). */
-  long askedNanos = Long.MIN_VALUE / 2;
+  // Written under the budget's lock: its place in the queue, what it asked, holds, and was granted.
+  long ticket;
+  long need;
+  long heldWaiting;
+  long granted;
+
+  // Published for the budget's check.
+  /** Bytes ever read. */
+  private long progress;
+  /** With {@link #progress}, what the account holds: plus responses held and memory set aside, less releases. */
+  private long heldBesidesReads;
+  /** Frames admitted so far: the number of the admission in force while {@link #frameAdmitted}. */
+  private volatile long admissions;
+  private volatile boolean frameAdmitted;
+  /** Reading is paused for a reason other than the budget; and how many such pauses began so far. */
+  private volatile boolean pausedByServer;
+  private volatile int serverPauses;
+
+  // The check's own view (under the budget's lock).
+  private long seenAdmission = -1;
+  private long seenProgress;
+  private int seenPauses;
+  private long heldSeen = -1;
+  private long heldSeenNanos;
+  private long askedNanos = Long.MIN_VALUE / 2;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
   public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
     this.budget = budget;
     this.loop = loop;
     this.owner = owner;
-    budget.register(this);
   }
 
   // ---- the read path ----
 
-  /** {@code bytes} were just read, before they are parsed: they are held from now on. */
+  /** {@code bytes} were just read, before they are parsed: held from now on (an admission counted them already). */
   public void received(int bytes) {
-    budget.received(bytes);
     progress += bytes;
     PROGRESS.setOpaque(this, progress);
-  }
-
-  private void held(long delta) {
-    heldBesidesReads += delta;
-    HELD.setOpaque(this, heldBesidesReads);
+    long counted = Math.min(bytes, promised);
+    promised -= counted;
+    if (bytes > counted) {
+      budget.reserve(bytes - counted);
+    }
+    if (waitingFor != Admission.NONE) {
+      budget.heldWhileWaiting(this, bytes);
+    }
+    if (admission == Admission.READ) {
+      endAdmission();
+    }
   }
 
   /**
-   * The one after-read step: what the parser now buffers and the size of the frame under way (0 when no header
-   * is decided), and whether a frame completed since the last settle (its reserve, if it held it, goes back).
-   * {@code setAsideNow} is memory allocated for the frame and not filled yet: held all the same, as long as the
-   * connection does not read. Returns true when reading must stop until the budget has room; the account is
-   * waiting by then.
+   * The one after-read step (rules 2 and 3): what the parser now buffers, the size of the frame under way (0 when no
+   * header is decided), whether a frame completed since the last settle, and the memory the parser set aside. A frame
+   * under way that holds more than a small read asks to be admitted for its rest. Returns true when reading must stop
+   * until the budget admits the connection; it waits by then.
    */
   public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
-    if (closing) {
+    if (closing || waitingFor != Admission.NONE) {
       return false;
     }
-    if (setAsideNow != setAside) {
-      holdSetAside(setAsideNow);
+    if (admission == Admission.FRAME && frameCompleted) {
+      endAdmission();
     }
-    if (frameCompleted) {
-      if (reserveWasted) {
-        // Read first: a volatile store on every read would cost a fence.
-        reserveWasted = false;
-        budget.wastedFrameEnded();
-      }
-      if (holdingReserve) {
-        holdingReserve = false;
-        budget.returnReserve(this);
-      }
+    holdSetAside(admission == Admission.FRAME ? 0 : setAsideNow);
+    if (bufferedNow != buffered) {
+      BUFFERED.setOpaque(this, bufferedNow);
     }
-    publish(bufferedNow, frameSizeNow, frameCompleted);
-    if (waitingForBudget || !(holdingReserve ? budget.overForCompletion() : budget.over())) {
+    frameSize = frameSizeNow;
+    if (admission != Admission.NONE) {
       return false;
     }
-    waitingForBudget = true;
-    readable = false;
-    budget.await(this);
-    return true;
+    long rest = frameSizeNow - bufferedNow;
+    if (rest > 0 && bufferedNow > SMALL_READ) {
+      if (budget.admitNow(rest)) {
+        admit(Admission.FRAME, rest);
+        return false;
+      }
+      return await(Admission.FRAME, rest);
+    }
+    if (budget.waiting() > 0 || budget.over()) {
+      return await(Admission.READ, 0);
+    }
+    return false;
+  }
+
+  private boolean await(Admission what, long rest) {
+    waitingFor = what;
+    long grant = budget.await(this, rest, buffered + setAside);
+    if (grant < 0) {
+      return true;
+    }
+    waitingFor = Admission.NONE;
+    admit(what, grant);
+    return false;
+  }
+
+  private void admit(Admission what, long rest) {
+    admission = what;
+    promised += rest;
+    if (what == Admission.FRAME) {
+      watched();
+      admissions++;
+      frameAdmitted = true;
+      holdSetAside(0);
+    }
+  }
+
+  /** The admitted frame completed (or the small read is done, or the connection closes): what it did not read goes back. */
+  private void endAdmission() {
+    admission = Admission.NONE;
+    frameAdmitted = false;
+    long unread = promised;
+    promised = 0;
+    budget.release(unread);
+    budget.admissionEnded(this);
   }
 
   private void holdSetAside(long setAsideNow) {
     long delta = setAsideNow - setAside;
-    SET_ASIDE.setOpaque(this, setAsideNow);
-    // Counted with the incomplete frames, not with responses: nothing releases it but the frame's own reads.
-    budget.bufferedChanged(delta);
-    held(delta);
-    if (delta > 0) {
-      budget.reserve(delta);
-    } else {
-      budget.release(-delta);
-    }
-  }
-
-  private void publish(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
-    long delta = bufferedNow - buffered;
     if (delta != 0) {
-      budget.bufferedChanged(delta);
-      BUFFERED.setOpaque(this, bufferedNow);
-    }
-    if (frameSizeNow != 0 && (frameSize == 0 || frameCompleted)) {
-      FRAME_NUMBER.setOpaque(this, budget.nextFrameNumber());
-    }
-    if (frameSizeNow != frameSize) {
-      FRAME.setOpaque(this, frameSizeNow);
+      SET_ASIDE.setOpaque(this, setAsideNow);
+      held(delta);
+      if (delta > 0) {
+        budget.reserve(delta);
+      } else {
+        budget.release(-delta);
+      }
     }
   }
 
-  /**
-   * The server paused reading: a paused connection is not stalled. Paused for anything but the budget (its
-   * responses not read, answers awaited), it gives the completion reserve back to the next waiting connection
-   * rather than sit on it.
-   */
+  private void held(long delta) {
+    HELD.setOpaque(this, heldBesidesReads + delta);
+  }
+
+  /** The server paused reading for {@code forBudget} or another reason: time paused by the server is not a stall. */
   public void readingPaused(boolean forBudget) {
-    readable = false;
-    if (!forBudget && !pausedForOther) {
-      pausedForOther = true;
+    if (!forBudget && !pausedByServer) {
+      // Responses may pile up behind a paused connection: the check looks at it from now on.
+      watched();
+      pausedByServer = true;
+      serverPauses++;
     }
-    if (holdingReserve && !forBudget) {
-      holdingReserve = false;
-      budget.returnReserve(this);
+  }
+
+  private void watched() {
+    if (!watched) {
+      watched = true;
+      budget.watch(this);
     }
   }
 
   /** Every reason to pause has cleared: the connection reads again. */
   public void readingResumed() {
-    readable = true;
     otherPausesCleared();
   }
 
-  /** No reason but the budget keeps reading paused any more: the completion reserve may be offered to it again. */
+  /** No reason but the budget keeps reading paused any more. */
   public void otherPausesCleared() {
-    if (pausedForOther) {
-      pausedForOther = false;
+    if (pausedByServer) {
+      pausedByServer = false;
     }
   }
 
-  // ---- woken (called from any thread; the work hops to the connection's event loop) ----
-
-  void wakeSoon() {
-    if (wakeQueued.compareAndSet(false, true)) {
-      loop.execute(() -> {
-        wakeQueued.set(false);
-        wake();
-      });
-    }
-  }
-
-  private void wake() {
-    if (waitingForBudget && !closing && !(holdingReserve ? budget.overForCompletion() : budget.over())) {
-      stopWaiting();
-    }
-  }
-
-  private void stopWaiting() {
-    waitingForBudget = false;
-    budget.leave(this);
-    owner.budgetHasRoom();
-  }
-
   /**
-   * The completion reserve is this connection's: it reads on until its frame is complete. A release may
-   * have woken it before this runs; reading again, it keeps the reserve all the same, or the next
-   * connection to pause would take it, nearest to completion or not.
-   */
-  void reserveGranted() {
-    loop.execute(() -> {
-      if (closing || buffered == 0 || owner.pausedForOtherReason()) {
-        budget.returnReserve(this);
-        return;
-      }
-      holdingReserve = true;
-      if (waitingForBudget && !budget.overForCompletion()) {
-        stopWaiting();
-      }
-    });
-  }
-
-  /**
-   * The check found this connection holding the reserve while others wait, and free to read, but reading
-   * too little to deserve it (a staller, or a trickler): the reserve goes to the next in line, and this
-   * frame goes behind the others for it. The connection keeps reading under the limit, and its grace goes
-   * on running: a stalled one is still evicted.
-   */
-  void yieldReserve() {
-    loop.execute(() -> {
-      if (holdingReserve) {
-        holdingReserve = false;
-        if (!reserveWasted) {
-          reserveWasted = true;
-          budget.wastedFrameHeld();
-        }
-        budget.returnReserve(this);
-      }
-    });
-  }
-
-  /** The check found this connection stalled at {@code seenProgress}: evicted if it still is, on its own loop. */
-  void evictIfStalled(long seenProgress, long stalledMs, int waiting, long used, long limit) {
-    loop.execute(() -> {
-      if (!closing && !waitingForBudget && readable && buffered > 0 && progress == seenProgress) {
-        owner.budgetEvicted(buffered, stalledMs, waiting, used, limit);
-      }
-    });
-  }
-
-  /** The check found this connection's responses unmoved for {@code graceMs}: its connection looks at its client. */
-  void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
-    loop.execute(() -> {
-      if (!closed) {
-        owner.evictIfNotReading(heldBytes, graceMs, waiting, used, limit);
-      }
-    });
-  }
-
-  // ---- read by the budget's check, from another thread ----
-
-  /**
-   * Called under the check's lock: notes progress, and whether the connection may be stalled (it holds an
-   * incomplete frame, is free to read, and has read nothing since the last look).
-   */
-  boolean observe(long nowNanos) {
-    long seen = progress();
-    if (seen != progressSeen || !readable) {
-      progressSeen = seen;
-      progressSeenNanos = nowNanos;
-      return false;
-    }
-    return bufferedBytes() > 0;
-  }
-
-  /**
-   * Called under the check's lock: notes when the bytes this connection holds last changed, and whether they have
-   * stood still since the last look with some of them in requests or responses (which, while its client reads
-   * nothing, are never written, so never released).
-   */
-  boolean responsesStill(long nowNanos) {
-    long seen = heldBytes();
-    if (seen != heldSeen) {
-      heldSeen = seen;
-      heldSeenNanos = nowNanos;
-      return false;
-    }
-    return responseBytes() > 0;
-  }
-
-  /** Bytes held in requests handed over and responses not yet written, as last published. */
-  long responseBytes() {
-    return heldBytes() - bufferedBytes() - (long) SET_ASIDE.getOpaque(this);
-  }
-
-  /** Every byte this connection holds against the budget, as last published. */
-  private long heldBytes() {
-    return progress() + (long) HELD.getOpaque(this);
-  }
-
-  /** Bytes read and not handed over in a frame yet, as last published. */
-  long bufferedBytes() {
-    return (long) BUFFERED.getOpaque(this);
-  }
-
-  /** Bytes ever read, as last published. */
-  long progress() {
-    return (long) PROGRESS.getOpaque(this);
-  }
-
-  boolean readable() {
-    return readable;
-  }
-
-  boolean reserveWasted() {
-    return reserveWasted;
-  }
-
-  /**
-   * Paused for a reason other than the budget: offered the reserve, it would hand it straight back (found by a trial:
-   * a waiter whose 16 MiB response filled its write queue was granted and gave back the reserve 390 million times).
-   */
-  boolean pausedForOther() {
-    return pausedForOther;
-  }
-
-  /** When the frame under way began to span reads, in the budget's order of frames: higher is newer. */
-  long frameNumber() {
-    return (long) FRAME_NUMBER.getOpaque(this);
-  }
-
-  /** Bytes still to read before the frame under way is complete; large when its header is not decided yet. */
-  long remainingBytes() {
-    long frame = (long) FRAME.getOpaque(this);
-    return frame > 0 ? Math.max(0, frame - bufferedBytes()) : Integer.MAX_VALUE;
-  }
-
-  /**
-   * The most this connection's next read may take: {@code smallRead} while the budget is over its limit, since each read
-   * before it pauses carries the budget further past it; the completion reserve's holder reads on at full size, but no
-   * further than the end of its frame, or a small read: a read past it would start the next frame past the limit (found
-   * by a test: 128 holders in turn each carried a piece of their next frame over, 1.4 MiB past a 1 MiB budget). Never
-   * less than a small read: over TLS the socket's bytes are records, which a tiny read would take apart a few bytes a
-   * time. On the connection's event loop.
+   * The most this connection's next read may take (rule 5): an admitted frame reads to its end, or a small read at
+   * least, since over TLS the socket's bytes are records that tiny reads would take apart; a connection let do one read
+   * does a small one; others do small ones while the budget is over its limit.
    */
   public int readCap(int smallRead) {
-    if (!budget.over()) {
-      return Integer.MAX_VALUE;
+    switch (admission) {
+      case FRAME:
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(promised, smallRead));
+      case READ:
+        return smallRead;
+      default:
+        return budget.over() ? smallRead : Integer.MAX_VALUE;
     }
-    // A frame, header included, is at most Integer.MAX_VALUE bytes (Frames.LARGEST_PAYLOAD and its header).
-    return holdingReserve && frameSize > 0 ? (int) Math.max(frameSize - buffered, smallRead) : smallRead;
   }
 
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */
   public boolean memoryScarce() {
     return budget.used() > budget.limit() / 2;
+  }
+
+  public long budgetUsed() {
+    return budget.used();
+  }
+
+  public long budgetLimit() {
+    return budget.limit();
+  }
+
+  /** True while the connection waits for the budget to admit it. */
+  public boolean waitingForBudget() {
+    return waitingFor != Admission.NONE;
+  }
+
+  // ---- admitted (called by the budget from any thread; the work hops to the connection's event loop) ----
+
+  void admitted() {
+    loop.execute(() -> {
+      long grant = budget.takeGrant(this);
+      Admission what = waitingFor;
+      if (closing || what == Admission.NONE) {
+        return;
+      }
+      waitingFor = Admission.NONE;
+      admit(what, grant);
+      owner.budgetHasRoom();
+    });
   }
 
   // ---- responses ----
@@ -411,36 +308,92 @@ public final class BudgetAccount {
   // ---- the end ----
 
   /**
-   * The connection is closing with {@code bufferedNow} bytes in its parser: nothing more will be parsed, so
-   * they are released now (a lingering close may take a while); its wait for budget, and the reserve, end.
+   * The connection is closing with {@code bufferedNow} bytes in its parser: nothing more will be parsed, so they are
+   * released now (a lingering close may take a while); its wait, or its admission, ends.
    */
   public void closing(long bufferedNow) {
     if (closing) {
       return;
     }
     closing = true;
-    if (reserveWasted) {
-      reserveWasted = false;
-      budget.wastedFrameEnded();
+    if (waitingFor != Admission.NONE) {
+      // Granted or not yet, the wait ends here: a grant still on its way to this loop comes back.
+      waitingFor = Admission.NONE;
+      budget.leave(this);
     }
-    publish(0, 0, false);
+    if (admission != Admission.NONE) {
+      endAdmission();
+    }
     holdSetAside(0);
     held(-bufferedNow);
     budget.release(bufferedNow);
-    if (waitingForBudget) {
-      waitingForBudget = false;
-      budget.leave(this);
-    }
-    if (holdingReserve) {
-      holdingReserve = false;
-      budget.returnReserve(this);
-    }
+    BUFFERED.setOpaque(this, 0L);
   }
 
   /** The connection closed with {@code bufferedNow} bytes in its parser: they are released, and it leaves the budget. */
   public void close(long bufferedNow) {
-    closed = true;
     closing(bufferedNow);
-    budget.unregister(this);
+    if (watched) {
+      budget.unwatch(this);
+    }
+  }
+
+  // ---- the budget's check (rule 4), under its lock ----
+
+  /**
+   * Whether the admitted frame read less than {@link #MIN_PROGRESS} since the check's last look, one grace
+   * ago, while the server let it read all along. A new admission, or a pause by the server, starts the window anew.
+   */
+  boolean frameStalled() {
+    if (!frameAdmitted) {
+      seenAdmission = -1;
+      return false;
+    }
+    long now = (long) PROGRESS.getOpaque(this);
+    long number = admissions;
+    int pauses = serverPauses;
+    boolean stalled = number == seenAdmission && pauses == seenPauses && !pausedByServer
+      && now - seenProgress < MIN_PROGRESS;
+    seenAdmission = number;
+    seenProgress = now;
+    seenPauses = pauses;
+    return stalled;
+  }
+
+  /**
+   * Whether this account holds responses that have not moved for {@code graceNanos}; asked once a grace at most.
+   */
+  boolean responsesStill(long nowNanos, long graceNanos) {
+    long held = (long) PROGRESS.getOpaque(this) + (long) HELD.getOpaque(this);
+    if (held != heldSeen) {
+      heldSeen = held;
+      heldSeenNanos = nowNanos;
+      return false;
+    }
+    long responses = held - (long) BUFFERED.getOpaque(this) - (long) SET_ASIDE.getOpaque(this);
+    if (responses <= 0 || nowNanos - heldSeenNanos < graceNanos || nowNanos - askedNanos < graceNanos) {
+      return false;
+    }
+    askedNanos = nowNanos;
+    return true;
+  }
+
+  /** The check found the admitted frame stalled: evicted if that admission is still in force, on its own loop. */
+  void evictIfStalled(long graceMs, int waiting, long used, long limit) {
+    long number = admissions;
+    loop.execute(() -> {
+      if (!closing && admission == Admission.FRAME && admissions == number) {
+        owner.budgetEvicted(buffered, graceMs, waiting, used, limit);
+      }
+    });
+  }
+
+  /** The check found this connection's responses unmoved: its connection looks at its client. */
+  void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
+    loop.execute(() -> {
+      if (!closing) {
+        owner.evictIfNotReading(graceMs, waiting, used, limit);
+      }
+    });
   }
 }

@@ -3,106 +3,70 @@ package io.frameecho.server.impl.shared;
 import io.frameecho.protocol.Frames;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The process-wide budget of bytes <em>held</em>: bytes read and not yet answered (a frame being assembled,
- * whole frames not yet handed over), requests handed to the application, and responses waiting to be
- * written. It is shared by every connection on every event loop, so it is made of atomics; each
- * connection deals with it through its {@link BudgetAccount}, on its own event loop.
- * <p>
- * Bytes are counted as they are read, never on a header's word: a header alone holds nothing. Past the
- * limit, a connection that wants to read more stops (the read gate's {@code OVER_BUFFER_BUDGET}) and
- * waits. Three things keep the waiting short and free of deadlock:
- * <ul>
- *   <li><b>Release</b>: when bytes are released (a response written, a connection closed) and the budget
- *   has room again, waiting connections read again, in the order they began to wait: one per
- *   {@value #WAKE_QUANTUM} bytes of room (and at least one), so that a crowd of waiters does not carry the budget a
- *   read each past its limit; the check wakes the next ones while room is left.</li>
- *   <li><b>The completion reserve</b>: one waiting connection at a time may read past the limit until its
- *   frame is complete, by up to one frame ({@code maxFrameSize} and its header). Frames the budget holds
- *   can therefore always complete, even when incomplete frames alone fill it. While responses are held (they will
- *   be released), it is granted only to a frame that fits within the limit plus one frame; and once two frames whose
- *   holders yielded it are still held (until they complete or are evicted), only to one that fits within two. It
- *   goes in turn to the newest frame and to the oldest, the first in line that these rules allow: the newest, since
- *   what older frames read when they are let read again may be only what their kernel buffered before their senders
- *   went quiet; the oldest, since a client's next frame is always the newest. A holder that reads less than
- *   {@value #RESERVE_MIN_PROGRESS} bytes in two checks (a staller, a trickler) hands the reserve on, and
- *   its frame goes behind every other for it.</li>
- *   <li><b>Eviction</b>: while anyone waits, a check every tenth of {@code budgetGraceMs} (at most 100 ms) looks for
- *   connections whose incomplete frame has made no progress for {@code budgetGraceMs} while they were
- *   free to read (a connection the server paused is not stalled). The largest are evicted, on their own
- *   event loops, until the budget is back under its limit; a stalled holder of the reserve always is. And while the
- *   budget is over, each connection whose held bytes have not moved for as long is asked (once a grace) whether its
- *   client reads its responses: the connection cuts itself if not.</li>
- * </ul>
- * Memory held is therefore at most the limit, plus two frames (the reserve, and a frame an earlier holder left
- * incomplete: a second stops the reserve from going to a frame that does not fit), plus what reads already in
- * flight carried past the limit before their connections paused (one small read each: reads are small while the
- * budget is over its limit, and the reserve's holder reads no further than its frame's end).
+ * The process-wide budget of bytes <em>held</em>, shared by every connection on every event loop; each
+ * connection deals with it through its {@link BudgetAccount}. The rules (OPERATING.md states them for operators):
+ * <ol>
+ *   <li>Bytes count from the read that brings them until the response that carries them is written, or their
+ *   connection closes. A frame that arrives whole in one read asks nothing more.</li>
+ *   <li>A frame that spans reads is <em>admitted</em> for the bytes its header still announces: they are counted at
+ *   once, and its connection then reads freely to the frame's end. Admission is granted at once when nobody waits
+ *   and the frame fits under the limit (one compare-and-set).</li>
+ *   <li>Otherwise the connection pauses and waits; so does one that reads while anyone waits or while the budget is
+ *   over its limit (it asks for one small read). Waiters are admitted by turns, the newest frame and the oldest,
+ *   each when it fits under the limit, or when no other frame is past the limit and it fits within one frame past
+ *   it (or nothing but waiting frames is held).</li>
+ *   <li>While anyone waits, an admitted frame the server lets read that reads less than {@value BudgetAccount#MIN_PROGRESS} bytes
+ *   in a grace ({@code budgetGraceMs}) is evicted; and a connection whose held responses have not moved for a grace
+ *   is asked whether its client reads them at all (it is cut if not).</li>
+ *   <li>While the budget is over its limit, reads are small ({@code BudgetAccount#readCap}).</li>
+ * </ol>
+ * An admitted frame always completes unless its client stalls, so waiting needs no other way out; and the newest
+ * frame's turn means waiters that went quiet ahead of a fresh frame cost it one grace, not one each. Bytes held are
+ * at most the limit, plus one frame, plus the reads that carried the budget past its limit (one full read, then one
+ * small read per connection).
  */
 public final class BufferBudget {
 
-  /** Bytes a reserve holder must read in two checks (320 KiB/s at the default grace) to keep the reserve. */
-  static final long RESERVE_MIN_PROGRESS = 64 * 1024;
-
-  /** The room one woken waiter is counted to take: about one socket read (Netty reads at most 64 KiB at a time by default). */
-  static final long WAKE_QUANTUM = 64 * 1024;
-
   private final long limit;
-  /** The completion reserve: one whole frame, header included. */
-  private final long reserve;
+  /** The most one frame may take past the limit: a whole frame, header included. */
+  private final long frameCap;
   private final long graceNanos;
-  /** How often a reserve holder's progress is weighed while others wait. */
-  private final long yieldNanos;
-  private final long checkMs;
+  private final long graceMs;
+  private final Ticker ticker;
+  /** Bytes held, plus the bytes admitted frames are still to read. */
   private final AtomicLong used = new AtomicLong();
-  /** The part of {@link #used} in frames not handed over yet (incomplete, or held by a paused parser). */
-  private final AtomicLong buffered = new AtomicLong();
   /** The most ever held at once; updated without a lock, so it may trail a concurrent peak by one read. */
   private volatile long peak;
-  /** Every open connection's account, for the eviction check. */
+  /** Accounts to look at while anyone waits: those that were admitted a frame or hold responses. */
   private final Set<BudgetAccount> accounts = ConcurrentHashMap.newKeySet();
-  /**
-   * Accounts paused for budget, in the order they began to wait: the first are woken first, so that a waiter woken
-   * and paused again goes behind the others, and no waiter is passed over for ever by ones that happen to come first.
-   */
-  private final ConcurrentSkipListMap<Long, BudgetAccount> waiting = new ConcurrentSkipListMap<>();
-  private final AtomicLong waitTickets = new AtomicLong();
-  private final AtomicInteger waitingCount = new AtomicInteger();
-  /** The account holding the completion reserve, or null. */
-  private final AtomicReference<BudgetAccount> completing = new AtomicReference<>();
-  private final AtomicBoolean watching = new AtomicBoolean();
-  /** Frames that began to span reads so far: their order, newest last. */
-  private final AtomicLong frameNumbers = new AtomicLong();
-  /** Frames whose holder yielded the reserve and that are still held (not completed, evicted or closed). */
-  private final AtomicInteger wastedFrames = new AtomicInteger();
-  /** Grants of the reserve so far: a new grant to the same account is a new tenure, weighed afresh. */
-  private final AtomicLong grants = new AtomicLong();
-  /** The reserve's tenure as the check last saw it, and the holder's progress then (under the check's lock). */
-  private long tenureWeighed = -1;
-  private long holderProgress;
-  private long holderWeighedNanos;
 
-  private final Ticker ticker;
+  // Under this budget's lock: the queue, in the order frames began to wait (newest last), and the turns.
+  private final TreeMap<Long, BudgetAccount> queue = new TreeMap<>();
+  private volatile int waiting;
+  private long tickets;
+  /** Bytes held by waiting connections, which nothing releases until they are admitted or close. */
+  private long heldByWaiters;
+  /** The one account whose frame was admitted past the limit, or null (set under the lock, cleared by a CAS). */
+  private final AtomicReference<BudgetAccount> pastLimit = new AtomicReference<>();
+  private boolean oldestsTurn;
+  private boolean watching;
 
   /** A budget whose eviction check reads the time and sets its timer through {@code ticker}. */
   public BufferBudget(long limit, int maxFrameSize, long graceMs, Ticker ticker) {
     this.limit = limit;
-    this.ticker = ticker;
-    this.reserve = (long) maxFrameSize + Frames.HEADER_SIZE;
+    this.frameCap = (long) maxFrameSize + Frames.HEADER_SIZE;
+    this.graceMs = graceMs;
     this.graceNanos = TimeUnit.MILLISECONDS.toNanos(graceMs);
-    this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
-    this.yieldNanos = TimeUnit.MILLISECONDS.toNanos(2 * checkMs);
+    this.ticker = ticker;
   }
 
   public long limit() {
@@ -117,42 +81,9 @@ public final class BufferBudget {
     return peak;
   }
 
-  /** Connections paused until the budget has room. */
+  /** Connections paused until the budget admits them. */
   public int waiting() {
-    return waitingCount.get();
-  }
-
-  // ---- counting: one atomic add per read, one per response written ----
-
-  /** Bytes just read: held from now on. */
-  void received(long bytes) {
-    notePeak(used.addAndGet(bytes));
-  }
-
-  /** Counts bytes that are held whatever the budget says (an application's response). */
-  public void reserve(long bytes) {
-    notePeak(used.addAndGet(bytes));
-  }
-
-  /** The bytes held in frames not handed over changed by {@code delta} (once per read, not per frame). */
-  void bufferedChanged(long delta) {
-    buffered.addAndGet(delta);
-  }
-
-  private void notePeak(long now) {
-    if (now > peak) {
-      peak = now;
-    }
-  }
-
-  public void release(long bytes) {
-    if (bytes == 0) {
-      return;
-    }
-    long now = used.addAndGet(-bytes);
-    if (waitingCount.get() > 0) {
-      released(now);
-    }
+    return waiting;
   }
 
   /** More is held than the limit. Read from any thread. */
@@ -160,236 +91,190 @@ public final class BufferBudget {
     return used.get() > limit;
   }
 
-  /**
-   * The reserve's holder stops at the limit plus one frame, but only while some of what is held is
-   * responses (which will be written and released); incomplete frames alone never stop it.
-   */
-  boolean overForCompletion() {
-    long now = used.get();
-    return now > limit + reserve && now - buffered.get() > 0;
+  // ---- counting: one atomic add per read, one per response written ----
+
+  /** Counts bytes held whatever the budget says (read, or an application's response). */
+  public void reserve(long bytes) {
+    long now = used.addAndGet(bytes);
+    if (now > peak) {
+      peak = now;
+    }
   }
 
-  // ---- waiting ----
+  public void release(long bytes) {
+    if (bytes != 0) {
+      used.addAndGet(-bytes);
+      if (waiting > 0) {
+        admitWaiters();
+      }
+    }
+  }
 
-  void register(BudgetAccount account) {
+  /** Rule 2: admitted at once when nobody waits and {@code need} fits under the limit. */
+  boolean admitNow(long need) {
+    for (long now = used.get(); waiting == 0 && now + need <= limit; now = used.get()) {
+      if (used.compareAndSet(now, now + need)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Accounts the check looks at while anyone waits. */
+  void watch(BudgetAccount account) {
     accounts.add(account);
   }
 
-  void unregister(BudgetAccount account) {
+  void unwatch(BudgetAccount account) {
     accounts.remove(account);
   }
 
-  /** {@code account} has paused for budget: it is woken by a release, the reserve, or an eviction. */
-  void await(BudgetAccount account) {
-    if (account.waitTicket == 0) {
-      long ticket = waitTickets.incrementAndGet();
-      account.waitTicket = ticket;
-      waiting.put(ticket, account);
-      waitingCount.incrementAndGet();
+  // ---- waiting: rule 3 ----
+
+  /**
+   * {@code account}, holding {@code held} bytes, asks to be admitted for {@code need} more: -1 when it must wait (it is
+   * told when it is admitted), else what it was granted at once (its turn had come and it fits).
+   */
+  long await(BudgetAccount account, long need, long held) {
+    synchronized (this) {
+      account.ticket = ++tickets;
+      account.need = need;
+      account.heldWaiting = held;
+      queue.put(account.ticket, account);
+      heldByWaiters += held;
+      waiting = queue.size();
+      if (!watching) {
+        watching = true;
+        ticker.schedule(graceMs, this::check);
+      }
     }
-    watch();
-    // A release may have happened just before the account was listed.
-    released(used.get());
+    List<BudgetAccount> admitted = admittable();
+    long grant = -1;
+    for (int i = 0; i < admitted.size(); i++) {
+      BudgetAccount next = admitted.get(i);
+      if (next == account) {
+        grant = takeGrant(account);
+      } else {
+        next.admitted();
+      }
+    }
+    return grant;
   }
 
-  /** {@code account} reads again, or closed. */
+  /**
+   * {@code account} closes: it leaves the queue; an admission granted and not taken yet, and the slot past the limit,
+   * come back.
+   */
   void leave(BudgetAccount account) {
-    long ticket = account.waitTicket;
-    if (ticket != 0) {
-      account.waitTicket = 0;
-      waiting.remove(ticket);
-      waitingCount.decrementAndGet();
+    long granted;
+    synchronized (this) {
+      dequeue(account);
+      granted = account.granted;
+      account.granted = 0;
+    }
+    pastLimit.compareAndSet(account, null);
+    used.addAndGet(-granted);
+    if (waiting > 0) {
+      admitWaiters();
     }
   }
 
-  private void released(long now) {
-    if (now <= limit) {
-      // As many as the room can feed a read each: woken all at once, a thousand waiters would each carry
-      // the budget a read past its limit. The others are woken by later releases, or by the check.
-      long wakes = (limit - now) / WAKE_QUANTUM + 1;
-      for (BudgetAccount account : waiting.values()) {
-        if (wakes-- == 0) {
-          break;
-        }
-        account.wakeSoon();
-      }
-    } else {
-      // The reserve's holder may be waiting at the limit plus one frame.
-      BudgetAccount holder = completing.get();
-      if (holder != null && holder.waitTicket != 0) {
-        holder.wakeSoon();
-      }
+  /** {@code account} read {@code bytes} while it waited (a read already under way when it paused). */
+  synchronized void heldWhileWaiting(BudgetAccount account, long bytes) {
+    if (account.ticket != 0) {
+      account.heldWaiting += bytes;
+      heldByWaiters += bytes;
     }
-    offerReserve();
   }
 
-  /**
-   * Gives the completion reserve, if free, to the next waiting connection in line that {@link #mayHaveTheReserve may
-   * have it}: frames that have not wasted it first, then by turns the newest frame and the oldest.
-   */
-  private void offerReserve() {
-    if (completing.get() != null) {
-      return;
+  /** {@code account}'s admitted frame ended (completed, or the small read it was let do is done). */
+  void admissionEnded(BudgetAccount account) {
+    if (pastLimit.get() == account && pastLimit.compareAndSet(account, null)) {
+      admitWaiters();
     }
-    // Two lines, served in turn: the newest frame, and the oldest. The newest is the likeliest to complete (old frames
-    // may be held by senders gone quiet, whose kernel buffers make them look busy when let read); the oldest, so that
-    // frames arriving all the time (a client's next frame is always the newest) do not pass an old one for ever. The
-    // oldest's turn is skipped while a frame that wasted the reserve is held: each quiet sender it goes to leaves one
-    // (found by a trial: with 5,000 quiet holders, their wasted frames kept a fresh frame from fitting for 10 s).
-    boolean oldestsTurn = (grants.get() & 1) == 1 && wastedFrames.get() == 0;
-    long now = used.get();
-    boolean responsesHeld = now - buffered.get() > 0;
-    boolean twoWasted = wastedFrames.get() >= 2;
-    BudgetAccount next = null;
-    boolean nextWasted = true;
-    long nextNumber = Long.MIN_VALUE;
-    for (BudgetAccount account : waiting.values()) {
-      if (account.bufferedBytes() > 0 && !account.pausedForOther()
-        && mayHaveTheReserve(now, account.remainingBytes(), responsesHeld, twoWasted)) {
-        boolean wasted = account.reserveWasted();
-        long number = account.frameNumber();
-        boolean better = oldestsTurn && !wasted ? number < nextNumber : number > nextNumber;
-        if (next == null || (nextWasted && !wasted) || (wasted == nextWasted && better)) {
-          next = account;
-          nextWasted = wasted;
-          nextNumber = number;
-        }
-      }
+  }
+
+  /** {@code account} takes the bytes it was granted: the rest of its frame; on its event loop. */
+  synchronized long takeGrant(BudgetAccount account) {
+    long granted = account.granted;
+    account.granted = 0;
+    return granted;
+  }
+
+  private void dequeue(BudgetAccount account) {
+    if (account.ticket != 0 && queue.remove(account.ticket) != null) {
+      heldByWaiters -= account.heldWaiting;
+      waiting = queue.size();
     }
-    if (next == null) {
-      return;
-    }
-    if (completing.compareAndSet(null, next)) {
-      grants.incrementAndGet();
-      next.reserveGranted();
-    }
+    account.ticket = 0;
   }
 
   /**
-   * Whether a frame with {@code remaining} bytes to go may have the reserve now. One that fits within the limit plus one
-   * frame may. One that does not may only while no responses are held (they will be released: it can wait for them),
-   * or incomplete frames alone could keep every frame waiting; but a tenure that ends before its frame does leaves that
-   * frame held until it completes, is evicted or closes, so with two such frames held it must fit within two frames
-   * past the limit: a chain of stallers taking the reserve in turn cannot pile up a frame each. The first in line that
-   * may have it gets it: a frame that may not does not keep a small one waiting behind it (found by a trial: 4,000
-   * reconnecting stallers kept a fresh 4 KiB frame, 4 bytes short after its first read, waiting 14 s).
+   * Admits waiters by turns, the newest and the oldest, while the one whose turn it is may be admitted; each is told
+   * after the lock is let go (told on a test's inline executor, it may come straight back).
    */
-  private boolean mayHaveTheReserve(long now, long remaining, boolean responsesHeld, boolean twoWasted) {
-    return now + remaining <= limit + reserve || !responsesHeld && (!twoWasted || now + remaining <= limit + 2 * reserve);
-  }
-
-  /** A holder yielded the reserve with its frame incomplete: that frame stays held past the limit. */
-  void wastedFrameHeld() {
-    wastedFrames.incrementAndGet();
-  }
-
-  /** A frame that wasted the reserve completed, or its connection closed. */
-  void wastedFrameEnded() {
-    wastedFrames.decrementAndGet();
-  }
-
-  /** The next number in the order in which frames began to span reads. */
-  long nextFrameNumber() {
-    return frameNumbers.incrementAndGet();
-  }
-
-  /** {@code account}'s frame completed, or it no longer wants the reserve: the next may have it. */
-  void returnReserve(BudgetAccount account) {
-    if (completing.compareAndSet(account, null)) {
-      offerReserve();
+  private void admitWaiters() {
+    List<BudgetAccount> admitted = admittable();
+    for (int i = 0; i < admitted.size(); i++) {
+      admitted.get(i).admitted();
     }
   }
 
-  // ---- eviction ----
-
-  private void watch() {
-    if (watching.compareAndSet(false, true)) {
-      ticker.schedule(checkMs, this::check);
-    }
-  }
-
-  /**
-   * A reserve that barely moves (a staller that took it, a client trickling a byte at a time) would keep
-   * every waiting frame, a fresh client's too, waiting for as long as the holder likes: free to read, it
-   * must read {@link #RESERVE_MIN_PROGRESS} bytes every two checks to keep it. The window starts afresh with
-   * each tenure of the reserve and whenever the holder is seen paused (waiting at the limit plus one frame, or
-   * its responses unread): time it could not read is not held against it.
-   */
-  private void weighHolder(BudgetAccount holder, long tenure, long now) {
-    if (holder == null) {
-      tenureWeighed = -1;
-      return;
-    }
-    long progress = holder.progress();
-    if (tenure != tenureWeighed || !holder.readable()) {
-      tenureWeighed = tenure;
-      holderProgress = progress;
-      holderWeighedNanos = now;
-    } else if (now - holderWeighedNanos >= yieldNanos) {
-      if (progress - holderProgress < RESERVE_MIN_PROGRESS) {
-        holder.yieldReserve();
+  private synchronized List<BudgetAccount> admittable() {
+    List<BudgetAccount> admitted = List.of();
+    while (!queue.isEmpty()) {
+      BudgetAccount next = (oldestsTurn ? queue.firstEntry() : queue.lastEntry()).getValue();
+      long now = used.get();
+      // A small read (need 0) never takes the place past the limit: it may wait on a client that sends nothing.
+      boolean onlyWaitersHold = now <= heldByWaiters;
+      boolean fits = now + next.need <= limit || next.need == 0 && onlyWaitersHold;
+      boolean pastIt = !fits && next.need > 0 && pastLimit.get() == null
+        && (now + next.need <= limit + frameCap || onlyWaitersHold);
+      if (!fits && !pastIt) {
+        break;
       }
-      holderProgress = progress;
-      holderWeighedNanos = now;
+      dequeue(next);
+      oldestsTurn = !oldestsTurn;
+      if (pastIt) {
+        pastLimit.set(next);
+      }
+      reserve(next.need);
+      next.granted = next.need;
+      if (admitted.isEmpty()) {
+        admitted = new ArrayList<>(2);
+      }
+      admitted.add(next);
     }
+    return admitted;
   }
 
-  /** While anyone waits: evicts stalled holders, largest first, until the budget is under its limit. */
-  private synchronized void check() {
-    if (waitingCount.get() == 0) {
-      tenureWeighed = -1;
-      watching.set(false);
-      if (waitingCount.get() > 0) {
-        watch();
-      }
-      return;
-    }
-    ticker.schedule(checkMs, this::check);
-    // Waiters woken earlier may have read nothing (their senders went quiet): the room goes to the next ones.
-    released(used.get());
+  // ---- eviction: rule 4, one check a grace while anyone waits ----
+
+  private void check() {
+    List<BudgetAccount> stalled = new ArrayList<>();
+    List<BudgetAccount> stillResponses = new ArrayList<>();
     long now = ticker.nanoTime();
-    long tenure = grants.get();
-    BudgetAccount holder = completing.get();
-    weighHolder(holder, tenure, now);
-    // Sizes are read once: other event loops change them while the check runs, and a sort needs them to stand still.
-    List<Stalled> stalled = new ArrayList<>();
-    List<Stalled> unread = new ArrayList<>();
-    for (BudgetAccount account : accounts) {
-      if (account.observe(now) && now - account.progressSeenNanos >= graceNanos) {
-        stalled.add(new Stalled(account, account.bufferedBytes()));
+    synchronized (this) {
+      if (queue.isEmpty()) {
+        watching = false;
+        return;
       }
-      if (account.responsesStill(now) && now - account.heldSeenNanos >= graceNanos) {
-        unread.add(new Stalled(account, account.responseBytes()));
-      }
-    }
-    long over = used.get() - limit;
-    int waiters = waitingCount.get();
-    stalled.sort(Comparator.comparingLong(Stalled::bytes).reversed());
-    for (Stalled candidate : stalled) {
-      BudgetAccount account = candidate.account;
-      if (over > 0 || account == holder) {
-        over -= candidate.bytes;
-        account.evictIfStalled(account.progressSeen, TimeUnit.NANOSECONDS.toMillis(now - account.progressSeenNanos),
-          waiters, used.get(), limit);
-      }
-    }
-    // Responses whose clients read none of them are never released: they would keep the budget spent (and every waiting
-    // frame waiting) until writeStallTimeoutMs. While the budget is over, each connection whose held bytes have not moved
-    // is asked, at most once a grace: whether its client reads is its own to tell, so a reader beside a non-reader does
-    // not shield it (found by a trial, when the asking stopped once the bytes asked about covered the excess).
-    if (over > 0) {
-      long graceMs = TimeUnit.NANOSECONDS.toMillis(graceNanos);
-      for (Stalled candidate : unread) {
-        BudgetAccount account = candidate.account;
-        if (now - account.askedNanos >= graceNanos) {
-          account.askedNanos = now;
-          account.evictIfNotReading(candidate.bytes, graceMs, waiters, used.get(), limit);
+      ticker.schedule(graceMs, this::check);
+      for (BudgetAccount account : accounts) {
+        if (account.frameStalled()) {
+          stalled.add(account);
+        }
+        if (account.responsesStill(now, graceNanos)) {
+          stillResponses.add(account);
         }
       }
     }
-  }
-
-  /** A stalled account and the bytes it held when the check looked. */
-  private record Stalled(BudgetAccount account, long bytes) {
+    int waiters = waiting;
+    for (BudgetAccount account : stalled) {
+      account.evictIfStalled(graceMs, waiters, used.get(), limit);
+    }
+    for (BudgetAccount account : stillResponses) {
+      account.evictIfNotReading(graceMs, waiters, used.get(), limit);
+    }
   }
 }

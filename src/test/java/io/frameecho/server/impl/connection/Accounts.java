@@ -21,16 +21,11 @@ final class Accounts {
       }
 
       @Override
-      public boolean pausedForOtherReason() {
-        return false;
-      }
-
-      @Override
       public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
       }
 
       @Override
-      public void evictIfNotReading(long heldBytes, long graceMs, int waiting, long used, long limit) {
+      public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
       }
     });
   }

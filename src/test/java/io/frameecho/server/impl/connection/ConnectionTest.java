@@ -246,25 +246,40 @@ class ConnectionTest {
     assertEquals(CLIENT_CLOSED, closed());
   }
 
-  /**
-   * With a loop that runs its tasks later, as the event loop does: run at once, the reserve's grant would come
-   * inside the read, before the connection pauses, and be lost.
-   */
+  /** Over the budget with nothing held but its own frame, a connection is let read on: nothing else could free room. */
   @Test
-  void aFrameOverTheBudgetReadsOnWithTheCompletionReserve() {
+  void aFrameOverTheBudgetWithNothingElseHeldReadsOn() {
     ArrayDeque<Runnable> tasks = new ArrayDeque<>();
     loop = tasks::add;
     options.setMaxBufferedBytes(32);
     echo();
     byte[] big = frame("y".repeat(60));
     read(Arrays.copyOfRange(big, 0, 34));
-    assertFalse(socket.readingOn(), "34 bytes held, over a budget of 32");
-    assertEquals(1, budget.waiting());
+    assertTrue(socket.readingOn(), "34 bytes held, over a budget of 32, and nothing else");
+    assertEquals(0, budget.waiting());
+    read(Arrays.copyOfRange(big, 34, big.length));
+    assertArrayEquals(big, socket.written().getBytes());
+    assertTrue(tasks.isEmpty());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
 
+  /** Over the budget behind bytes others hold, the connection waits for its turn, and reads again once admitted. */
+  @Test
+  void aFrameOverTheBudgetWaitsUntilAdmitted() {
+    ArrayDeque<Runnable> tasks = new ArrayDeque<>();
+    loop = tasks::add;
+    options.setMaxBufferedBytes(32);
+    echo();
+    budget.reserve(100);
+    byte[] big = frame("y".repeat(60));
+    read(Arrays.copyOfRange(big, 0, 34));
+    assertFalse(socket.readingOn(), "100 bytes others hold, and 34 of its own, over a budget of 32");
+    assertEquals(1, budget.waiting());
+    budget.release(100);
     while (!tasks.isEmpty()) {
       tasks.poll().run();
     }
-    assertTrue(socket.readingOn(), "the reserve is this frame's");
+    assertTrue(socket.readingOn(), "admitted for one small read");
     read(Arrays.copyOfRange(big, 34, big.length));
     assertArrayEquals(big, socket.written().getBytes());
     assertEquals(0, budget.waiting());
@@ -498,16 +513,21 @@ class ConnectionTest {
     assertLingeringClose(FRAME_TIMEOUT);
   }
 
-  /** Issue 21: a quiet holder paused on a spent budget may not keep its partial frame, and its memory, for ever. */
+  /**
+   * A quiet holder paused on a spent budget may not keep its partial frame, and its memory, for ever; the cut is the
+   * budget's, and says so.
+   */
   @Test
   void timeWaitingForTheBudgetCountsAgainstTheFrame() {
     options.setFrameTimeoutMs(500).setMaxBufferedBytes(32);
     loop = task -> { };
     echo();
+    budget.reserve(100);
     read(Arrays.copyOfRange(frame("y".repeat(60)), 0, 34));
-    assertFalse(socket.readingOn(), "34 bytes held, over a budget of 32");
+    assertFalse(socket.readingOn(), "34 bytes held behind 100 others hold, over a budget of 32");
     assertOpenUntil(500);
-    assertEquals(FRAME_TIMEOUT, closed());
+    budget.release(100);
+    assertEquals(BUDGET_EVICTED, closed());
   }
 
   @Test
@@ -595,7 +615,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.evictIfNotReading(100, 1000, 3, 2000, 1000);
+    connection.evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */

@@ -348,7 +348,6 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (gate.isShut()) {
       return;
     }
-    account.readingResumed();
     // Frames received while paused are handed over now, then the socket is read again.
     parser.resume();
     afterRead();
@@ -455,7 +454,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       if (logs.budgetEvicted.logNow(remote)) {
         log.info("{} closing: evicted for the buffer budget: a frame started {} ms ago is still waiting to be admitted after {} "
           + "bytes (frameTimeoutMs); {} of {} bytes held (maxBufferedBytes)", remote, elapsedMs, parser.bufferedBytes(),
-          account.budgetUsed(), account.budgetLimit());
+          account.budget().used(), account.budget().limit());
       }
       closeAfterAnswers(CloseReason.BUDGET_EVICTED);
       return;

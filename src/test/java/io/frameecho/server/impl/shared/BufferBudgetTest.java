@@ -82,7 +82,7 @@ class BufferBudgetTest {
     public void budgetHasRoom() {
       events.add(name + " admitted");
       paused = false;
-      account.readingResumed();
+      account.otherPausesCleared();
     }
 
     @Override

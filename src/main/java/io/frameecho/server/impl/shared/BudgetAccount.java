@@ -43,7 +43,8 @@ public final class BudgetAccount {
   private long promised;
   private Admission waitingFor = Admission.NONE;
   private boolean closing;
-  private boolean watched;
+  /** The budget's key for this account once its check looks at it, else 0. */
+  private long watchKey;
 
   // Under the budget's lock: the place in its queue, what was asked, what is held while waiting, what was granted.
   long ticket;
@@ -56,10 +57,12 @@ public final class BudgetAccount {
   private volatile long admittedProgress;
   private volatile int serverPauses;
   private volatile boolean pausedByServer;
-  // The check's own view, under the budget's lock.
+  // The check's own view, under the budget's lock: when the frame last read MIN_PROGRESS, and the last question.
   private long seenFrame;
-  private long seenProgress;
   private int seenPauses;
+  private long markProgress;
+  private long markNanos;
+  private long askedNanos = Long.MIN_VALUE / 2;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
   public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
@@ -154,9 +157,8 @@ public final class BudgetAccount {
   }
 
   private void watch() {
-    if (!watched) {
-      watched = true;
-      budget.watch(this);
+    if (watchKey == 0) {
+      watchKey = budget.watch(this);
     }
   }
 
@@ -232,8 +234,8 @@ public final class BudgetAccount {
   /** The connection closed: what it held goes, and it leaves the budget. */
   public void close(long bufferedNow) {
     closing(bufferedNow);
-    if (watched) {
-      budget.unwatch(this);
+    if (watchKey != 0) {
+      budget.unwatch(watchKey);
     }
   }
 
@@ -253,24 +255,37 @@ public final class BudgetAccount {
   }
 
   /**
-   * Under the budget's lock, once a grace: whether the admitted frame read less than {@link #MIN_PROGRESS} since the
-   * last look while the server let it read all along. A new admission, or a pause by the server, starts anew.
+   * Under the budget's lock: whether the admitted frame has gone {@code graceNanos} without reading
+   * {@link #MIN_PROGRESS} bytes while the server let it read. A new admission, or a pause by the server, starts anew.
    */
-  boolean frameStalled() {
+  boolean frameStalled(long nowNanos, long graceNanos) {
     long frame = admittedFrame;
     long progress = admittedProgress;
     int pauses = serverPauses;
-    boolean stalled = (frame & 1) == 1 && frame == seenFrame && pauses == seenPauses && !pausedByServer
-      && progress - seenProgress < MIN_PROGRESS;
-    seenFrame = frame;
-    seenProgress = progress;
-    seenPauses = pauses;
-    return stalled;
+    if ((frame & 1) == 0) {
+      return false;
+    }
+    if (frame != seenFrame || pauses != seenPauses || pausedByServer || progress - markProgress >= MIN_PROGRESS
+      || nowNanos - markNanos < graceNanos) {
+      if (frame != seenFrame || pauses != seenPauses || pausedByServer || progress - markProgress >= MIN_PROGRESS) {
+        seenFrame = frame;
+        seenPauses = pauses;
+        markProgress = progress;
+        markNanos = nowNanos;
+      }
+      return false;
+    }
+    markNanos = nowNanos;
+    return true;
   }
 
-  /** Whether the server paused reading, for its responses most often. */
-  boolean pausedByServer() {
-    return pausedByServer;
+  /** Under the budget's lock: whether to ask, once a grace at most, about a connection the server paused. */
+  boolean askAboutItsReader(long nowNanos, long graceNanos) {
+    if (!pausedByServer || nowNanos - askedNanos < graceNanos) {
+      return false;
+    }
+    askedNanos = nowNanos;
+    return true;
   }
 
   /** Rule 4: evicted, on its own loop, if the frame the check saw stalled is still the one admitted. */

@@ -4,9 +4,8 @@ import io.frameecho.protocol.Frames;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -21,8 +20,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>Otherwise its connection waits; so does one that reads while anyone waits or the budget is over (for one small
  *   read). Waiters are admitted by turns, the newest and the oldest: each when it fits under the limit, or, one frame at
  *   a time, within one frame past it (whatever its size when nothing but waiters holds the budget).</li>
- *   <li>While anyone waits, checked once a grace: an admitted frame the server let read that read less than
- *   {@value BudgetAccount#MIN_PROGRESS} bytes in the last grace is evicted; while the budget is over, a connection the
+ *   <li>While anyone waits: an admitted frame the server let read that has gone a grace without reading
+ *   {@value BudgetAccount#MIN_PROGRESS} bytes is evicted; while the budget is over, a connection the
  *   server paused for its responses is cut if its client reads none ({@code Connection#evictIfNotReading}).</li>
  *   <li>While the budget is over its limit, reads are small ({@link BudgetAccount#readCap}).</li>
  * </ol>
@@ -35,13 +34,17 @@ public final class BufferBudget {
   /** The most one frame may take past the limit. */
   private final long frameCap;
   private final long graceMs;
+  private final long graceNanos;
+  /** How often the check runs while anyone waits: a tenth of the grace, within 10 to 100 ms. */
+  private final long checkMs;
   private final Ticker ticker;
   /** Bytes held, and the bytes admitted frames have still to read. */
   private final AtomicLong used = new AtomicLong();
   /** The most ever held; written without a lock, so it may trail a concurrent peak by one read. */
   private volatile long peak;
-  /** The accounts the check looks at: admitted a frame, or paused by the server, at least once. */
-  private final Set<BudgetAccount> accounts = ConcurrentHashMap.newKeySet();
+  /** The accounts the check looks at (admitted a frame, or paused by the server, once), in the order they came. */
+  private final ConcurrentSkipListMap<Long, BudgetAccount> accounts = new ConcurrentSkipListMap<>();
+  private final AtomicLong watched = new AtomicLong();
   /** The account admitted past the limit, or null: set under the lock, cleared by its account. */
   private final AtomicReference<BudgetAccount> pastLimit = new AtomicReference<>();
   private volatile int waiting;
@@ -60,6 +63,8 @@ public final class BufferBudget {
     this.limit = limit;
     this.frameCap = (long) maxFrameSize + Frames.HEADER_SIZE;
     this.graceMs = graceMs;
+    this.graceNanos = graceMs * 1_000_000;
+    this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
     this.ticker = ticker;
   }
 
@@ -111,12 +116,15 @@ public final class BufferBudget {
     return false;
   }
 
-  void watch(BudgetAccount account) {
-    accounts.add(account);
+  /** Looked at by the check from now on; returns the key to {@link #unwatch} it with. */
+  long watch(BudgetAccount account) {
+    long key = watched.incrementAndGet();
+    accounts.put(key, account);
+    return key;
   }
 
-  void unwatch(BudgetAccount account) {
-    accounts.remove(account);
+  void unwatch(long key) {
+    accounts.remove(key);
   }
 
   /**
@@ -133,7 +141,7 @@ public final class BufferBudget {
       waiting = queue.size();
       if (!checking) {
         checking = true;
-        ticker.schedule(graceMs, this::check);
+        ticker.schedule(checkMs, this::check);
       }
     }
     List<BudgetAccount> admitted = admittable();
@@ -218,7 +226,7 @@ public final class BufferBudget {
     }
   }
 
-  /** Rule 4, once a grace while anyone waits. */
+  /** Rule 4, every {@link #checkMs} while anyone waits. */
   private void check() {
     List<BudgetAccount> stalled = new ArrayList<>();
     List<BudgetAccount> paused = new ArrayList<>();
@@ -227,11 +235,12 @@ public final class BufferBudget {
         checking = false;
         return;
       }
-      ticker.schedule(graceMs, this::check);
-      for (BudgetAccount account : accounts) {
-        if (account.frameStalled()) {
+      ticker.schedule(checkMs, this::check);
+      long now = ticker.nanoTime();
+      for (BudgetAccount account : accounts.values()) {
+        if (account.frameStalled(now, graceNanos)) {
           stalled.add(account);
-        } else if (account.pausedByServer() && over()) {
+        } else if (over() && account.askAboutItsReader(now, graceNanos)) {
           paused.add(account);
         }
       }

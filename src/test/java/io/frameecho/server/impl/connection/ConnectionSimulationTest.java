@@ -22,7 +22,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * {@code -Dsimulation.seeds=N} runs N more random seeds (printed), {@code -Dsimulation.seed=S} replays one (with
  * {@code -Dsimulation.connections} and {@code -Dsimulation.steps} as a shrunk failure printed them). A failure prints
  * the seed, its configuration, the smallest failing run the shrink found, its last trace lines, and the command that
- * replays it.
+ * replays it. {@code -Dsimulation.stopAtFirstFailure=true} stops at the first failing seed (to see which seed catches a
+ * defect first).
  */
 class ConnectionSimulationTest {
 
@@ -91,6 +92,9 @@ class ConnectionSimulationTest {
         }
       } else if (result.failure() != null) {
         failures.add(report(shrink(result)));
+        if (Boolean.getBoolean("simulation.stopAtFirstFailure")) {
+          break;
+        }
       }
     }
     summarise(results, System.nanoTime() - started);

@@ -1,0 +1,127 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.shared.BufferBudget;
+import io.frameecho.testkit.RecordingMetrics;
+import io.frameecho.testkit.VirtualTicker;
+
+import java.util.List;
+
+/** The invariants, one method each; each failure names its invariant. Checked after every step, (e) at the end. */
+final class SimInvariants {
+
+  static final String ANSWERS = "(a) answers byte-exact and in order";
+  static final String HELD = "(b) bytes held within SimulationBounds.heldBound";
+  static final String WELL_BEHAVED = "(c) a well-behaved client is served";
+  static final String ONE_CLOSE = "(d) one close reason per connection, counted once";
+  static final String RELEASED = "(e) everything released once the clients leave";
+  static final String CLOCKS = "(f) no connection outlives its timeouts";
+
+  private SimInvariants() {
+  }
+
+  /** (a) What each client received is a prefix of the answers it is owed: the echo of what it sent, in order. */
+  static void answersExactAndInOrder(List<SimClient> clients) {
+    for (SimClient client : clients) {
+      if (client.mismatch() != null) {
+        throw new SimulationFailure(ANSWERS, "client " + client.slot + " (" + client.behaviour + ", connection "
+          + client.socket.id + "): " + client.mismatch());
+      }
+    }
+  }
+
+  /** (b) {@code budget.used()} never above the bound, nor its peak above the bound for the most connections seen open. */
+  static void heldWithinBound(BufferBudget budget, SimConfig config, int open, int mostOpen) {
+    long used = budget.used();
+    long bound = SimulationBounds.heldBound(config, open);
+    if (used > bound) {
+      throw new SimulationFailure(HELD, "used " + used + " > bound " + bound + " with " + open + " connections open");
+    }
+    long peakBound = SimulationBounds.heldBound(config, mostOpen);
+    if (budget.peak() > peakBound) {
+      throw new SimulationFailure(HELD, "peak " + budget.peak() + " > bound " + peakBound + " with at most " + mostOpen
+        + " connections open");
+    }
+  }
+
+  /** (c) No frame of a well-behaved client waits for its whole answer longer than {@link SimulationBounds#answerBoundMs}. */
+  static void wellBehavedAnsweredInTime(List<SimClient> clients, SimConfig config, int open) {
+    long bound = SimulationBounds.answerBoundMs(config, open);
+    for (SimClient client : clients) {
+      if (client.wellBehaved() && client.oldestWaitMs() > bound) {
+        throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
+          + ") has waited " + client.oldestWaitMs() + " ms for an answer, bound " + bound + " ms");
+      }
+    }
+  }
+
+  /** (c) The server never closes a well-behaved client's connection: only the client's own FIN ends it. */
+  static void wellBehavedNotClosedByServer(SimClient client, CloseReason reason) {
+    if (client.wellBehaved() && (reason != CloseReason.CLIENT_CLOSED || !client.leftOnItsOwn())) {
+      throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
+        + ") was closed by the server: " + reason);
+    }
+  }
+
+  /**
+   * (d) Each connection's closed handler runs once, with one reason counted: as many reasons in the metrics as
+   * closed handlers run, none of them null.
+   */
+  static void oneCloseReasonEach(SimClient client, int closedCalls, RecordingMetrics metrics, int handlersRun) {
+    if (closedCalls != 1) {
+      throw new SimulationFailure(ONE_CLOSE, "connection " + client.socket.id + "'s closed handler ran " + closedCalls + " times");
+    }
+    List<CloseReason> reasons = metrics.closeReasons();
+    if (reasons.size() != handlersRun || reasons.get(reasons.size() - 1) == null) {
+      throw new SimulationFailure(ONE_CLOSE, reasons.size() + " close reasons counted for " + handlersRun
+        + " closed handlers run (last " + reasons.get(reasons.size() - 1) + ")");
+    }
+  }
+
+  /**
+   * (f) An incomplete frame older than {@code frameTimeoutMs} (not counting time reading was off, which the server counts
+   * in part) or a stuck write queue without progress for longer than {@code writeStallTimeoutMs} and the clock's quarter
+   * means the connection outlived its clock.
+   */
+  static void noConnectionOutlivesItsClocks(List<SimClient> clients, SimConfig config) {
+    long slack = SimulationBounds.clockSlackMs(config);
+    for (SimClient client : clients) {
+      long frameMs = client.socket.incompleteFrameMs();
+      if (frameMs > config.frameTimeoutMs() + slack) {
+        throw new SimulationFailure(CLOCKS, "connection " + client.socket.id + " (" + client.behaviour
+          + ") has had a frame incomplete for " + frameMs + " ms of reading, frameTimeoutMs " + config.frameTimeoutMs());
+      }
+      long writeMs = client.socket.writeStuckMs();
+      if (writeMs > config.writeStallTimeoutMs() + config.writeStallTimeoutMs() / 4 + slack) {
+        throw new SimulationFailure(CLOCKS, "connection " + client.socket.id + " (" + client.behaviour
+          + ") has had its write queue stuck for " + writeMs + " ms, writeStallTimeoutMs " + config.writeStallTimeoutMs());
+      }
+    }
+  }
+
+  /**
+   * (e) Once every client has left and the clock has passed every linger and timeout: every connection closed, nothing
+   * held or waiting in the budget, every read released, no timer left, no task left on any loop.
+   */
+  static void everythingReleased(List<SimClient> all, BufferBudget budget, SimReads reads, VirtualTicker ticker,
+                                 SimLoops loops) {
+    for (SimClient client : all) {
+      if (!client.socket.closedDelivered()) {
+        throw new SimulationFailure(RELEASED, "connection " + client.socket.id + " (" + client.behaviour + ") never closed");
+      }
+    }
+    if (budget.used() != 0 || budget.waiting() != 0) {
+      throw new SimulationFailure(RELEASED, "budget used " + budget.used() + ", waiting " + budget.waiting());
+    }
+    int held = reads.stillHeld();
+    if (held != 0) {
+      throw new SimulationFailure(RELEASED, held + " read buffer(s) never released");
+    }
+    if (ticker.pending() != 0) {
+      throw new SimulationFailure(RELEASED, ticker.pending() + " timer(s) left on the ticker");
+    }
+    if (!loops.idle()) {
+      throw new SimulationFailure(RELEASED, "tasks left on the loops");
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package io.frameecho.server.impl.connection;
+
+/**
+ * The bounds the simulation holds the connection core to, each in one place so that the budget's author can state
+ * them anew: the bytes held, and how long a well-behaved client's frame may wait for its answer.
+ */
+final class SimulationBounds {
+
+  /** One read of Netty's adaptive size at its largest: what an uncapped read may take. */
+  static final int FULL_READ = 64 * 1024;
+  /** What a read takes at most while the budget is over its limit ({@link CappedReads#SMALL_READ}). */
+  static final int SMALL_READ = CappedReads.SMALL_READ;
+
+  private SimulationBounds() {
+  }
+
+  /**
+   * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The slack"): the limit, two
+   * frames (the completion reserve and a frame an earlier holder left incomplete), one small read per connection
+   * (over TLS a read is a whole record, so a record each), and one full read per event loop.
+   */
+  static long heldBound(SimConfig config, int connections) {
+    long frame = config.maxFrameSize() + 4L;
+    long smallRead = config.tls() ? Math.max(SMALL_READ, SimConfig.TLS_RECORD) : SMALL_READ;
+    return config.maxBufferedBytes() + 2 * frame + connections * smallRead + (long) config.loops() * FULL_READ;
+  }
+
+  /**
+   * The longest a well-behaved client's frame may wait, from the moment the client has it to send to the moment its
+   * whole answer is read, with {@code connections} others beside it. Generous for now (the frame clock itself): the
+   * budget's rewrite is to state a formula in the configuration and in how many others wait or hold.
+   */
+  static long answerBoundMs(SimConfig config, int connections) {
+    return config.frameTimeoutMs();
+  }
+
+  /** Slack on the frame and write-stall clocks: one tick, and an application answer the close waits for. */
+  static long clockSlackMs(SimConfig config) {
+    return config.maxTickMs() + SimConfig.APPLICATION_DELAY_MS + 1;
+  }
+}

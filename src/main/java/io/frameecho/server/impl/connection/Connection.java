@@ -323,12 +323,12 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (wasOpen) {
       parser.pause();
       metrics.readingPaused();
-    }
-    // Time paused for the budget counts against the frame: waiting for memory may not shelter a frame for ever.
-    if (!serverPaused && reason != Reason.OVER_BUFFER_BUDGET) {
+      // Time the server keeps a frame from being read is not the client's: the budget bounds its own waits (its turns).
       timers.readingPaused();
     }
-    account.readingPaused(reason == Reason.OVER_BUFFER_BUDGET);
+    if (!serverPaused) {
+      account.readingPaused(reason == Reason.OVER_BUFFER_BUDGET);
+    }
     if (reason == Reason.WRITE_QUEUE_FULL) {
       timers.writeWaiting();
     }
@@ -338,12 +338,12 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
     boolean opened = gate.resume(reason);
     if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
-      timers.readingResumed();
       account.otherPausesCleared();
     }
     if (!opened) {
       return;
     }
+    timers.readingResumed();
     metrics.readingResumed();
     if (gate.isShut()) {
       return;
@@ -449,19 +449,9 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (closeReason != null || parser.atFrameBoundary()) {
       return;
     }
-    if (account.waitingForBudget()) {
-      // The budget kept it waiting: the cut is the budget's, and says so.
-      if (logs.budgetEvicted.logNow(remote)) {
-        log.info("{} closing: evicted for the buffer budget: a frame started {} ms ago is still waiting to be admitted after {} "
-          + "bytes (frameTimeoutMs); {} of {} bytes held (maxBufferedBytes)", remote, elapsedMs, parser.bufferedBytes(),
-          account.budget().used(), account.budget().limit());
-      }
-      closeAfterAnswers(CloseReason.BUDGET_EVICTED);
-      return;
-    }
     if (logs.frameTimeout.logNow(remote)) {
-      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading, but counting time it waited "
-          + "for the buffer budget) is still incomplete after {} bytes (frameTimeoutMs)",
+      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading) is still incomplete "
+          + "after {} bytes (frameTimeoutMs)",
         remote, elapsedMs, parser.bufferedBytes());
     }
     closeAfterAnswers(CloseReason.FRAME_TIMEOUT);

@@ -93,7 +93,7 @@ final class ConnectionTimers {
     }
   }
 
-  /** The server paused reading (for a reason other than the buffer budget): until it resumes, the frame clock does not run against the client. */
+  /** The server paused reading, for whatever reason: until it resumes, the frame clock does not run against the client. */
   void readingPaused() {
     if (pausedSinceNanos < 0) {
       pausedSinceNanos = ticker.nanoTime();

@@ -196,10 +196,6 @@ public final class BudgetAccount {
     return budget.used() > budget.limit() / 2;
   }
 
-  public boolean waitingForBudget() {
-    return waitingFor != Admission.NONE;
-  }
-
   public BufferBudget budget() {
     return budget;
   }

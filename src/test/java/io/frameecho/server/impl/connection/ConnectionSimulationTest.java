@@ -34,10 +34,7 @@ class ConnectionSimulationTest {
    * TODO(#37): default seeds the current budget fails, each with the invariant it breaks; the budget's rewrite is to
    * empty this. They still run: one that passes, or fails otherwise, fails the test (so the list stays true).
    */
-  static final Map<Long, String> KNOWN_BUDGET_FAILURES = Map.of(
-    // A well-behaved client's frame waits for the budget, over its limit with others waiting, past frameTimeoutMs.
-    33L, SimInvariants.WELL_BEHAVED, 70L, SimInvariants.WELL_BEHAVED, 170L, SimInvariants.WELL_BEHAVED,
-    180L, SimInvariants.WELL_BEHAVED);
+  static final Map<Long, String> KNOWN_BUDGET_FAILURES = Map.of();
 
   private Logger connectionLog;
   private Level connectionLevel;

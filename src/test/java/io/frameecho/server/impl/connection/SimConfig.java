@@ -12,7 +12,7 @@ import java.util.Random;
 record SimConfig(long seed, int connections, int steps, int loops, int maxFrameSize, long maxBufferedBytes,
                  long budgetGraceMs, long frameTimeoutMs, long writeStallTimeoutMs, int writeQueueMaxSize,
                  long lingerTimeoutMs, int kernelBufferBytes, boolean tls, boolean application, int maxInFlight,
-                 int maxTickMs) {
+                 int maxTickMs, boolean tcpInfo) {
 
   /** At most how long the application handler takes to answer (a ticker delay). */
   static final int APPLICATION_DELAY_MS = 50;
@@ -38,8 +38,10 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
     int drawnConnections = 4 + r.nextInt(37);
     int c = connections != null ? connections : drawnConnections;
     int s = steps != null ? steps : 600 + 30 * c;
+    // Whether the socket tells when the kernel last sent the client data (epoll's TCP_INFO), as on Linux by default.
+    boolean tcpInfo = r.nextInt(4) != 0;
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
-      kernel, tls, application, maxInFlight, maxTickMs);
+      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo);
   }
 
   FrameEchoOptions options() {
@@ -65,6 +67,6 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       + " frameTimeoutMs=" + frameTimeoutMs + " writeStallTimeoutMs=" + writeStallTimeoutMs
       + " writeQueueMaxSize=" + writeQueueMaxSize + " lingerTimeoutMs=" + lingerTimeoutMs
       + " kernelBufferBytes=" + kernelBufferBytes + " tls=" + tls + " handler=" + (application ? "application" : "echo")
-      + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs;
+      + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo;
   }
 }

@@ -82,6 +82,7 @@ final class SimSocket implements ConnectionSocket {
     this.reads = reads;
     this.random = random;
     this.loopTasks = loopTasks;
+    this.lastTakeNanos = ticker.nanoTime();
   }
 
   void attach(Connection connection) {
@@ -209,7 +210,7 @@ final class SimSocket implements ConnectionSocket {
 
   @Override
   public long msSinceDataSent() {
-    return -1;
+    return config.tcpInfo() ? (ticker.nanoTime() - lastTakeNanos) / 1_000_000 : -1;
   }
 
   @Override

@@ -15,23 +15,31 @@ final class SimulationBounds {
   }
 
   /**
-   * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The slack"): the limit, two
-   * frames (the completion reserve and a frame an earlier holder left incomplete), one small read per connection
-   * (over TLS a read is a whole record, so a record each), and one full read per event loop.
+   * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The buffer budget"): the limit,
+   * one frame admitted past it, one small read per connection (over TLS a read is a whole record, so a record each),
+   * and one full read per event loop.
    */
   static long heldBound(SimConfig config, int connections) {
     long frame = config.maxFrameSize() + 4L;
     long smallRead = config.tls() ? Math.max(SMALL_READ, SimConfig.TLS_RECORD) : SMALL_READ;
-    return config.maxBufferedBytes() + 2 * frame + connections * smallRead + (long) config.loops() * FULL_READ;
+    return config.maxBufferedBytes() + frame + connections * smallRead + (long) config.loops() * FULL_READ;
   }
 
   /**
    * The longest a well-behaved client's frame may wait, from the moment the client has it to send to the moment its
-   * whole answer is read, with {@code connections} others beside it. Generous for now (the frame clock itself): the
-   * budget's rewrite is to state a formula in the configuration and in how many others wait or hold.
+   * whole answer is read, with {@code connections} open (OPERATING.md, "The buffer budget"): its turn comes after at most
+   * two admissions for each other connection (turns go by the newest and the oldest), and each admission waits at most
+   * for what holds the budget to go: an admitted frame that stalls is evicted a grace after it last read 64 KiB (seen
+   * at the next check), and responses nobody reads are cut, where the socket tells (TCP_INFO) once it has sent nothing
+   * for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at writeStallTimeoutMs.
    */
   static long answerBoundMs(SimConfig config, int connections) {
-    return config.frameTimeoutMs();
+    long grace = config.budgetGraceMs();
+    long check = Math.max(10, Math.min(100, grace / 10));
+    long nonReaders = config.tcpInfo() ? Math.max(grace, config.writeStallTimeoutMs() / 4) + grace
+      : config.writeStallTimeoutMs();
+    long turn = Math.max(grace, nonReaders) + check + clockSlackMs(config);
+    return (2L * connections + 1) * turn;
   }
 
   /** Slack on the frame and write-stall clocks: one tick, and an application answer the close waits for. */

@@ -326,8 +326,8 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       // Time the server keeps a frame from being read is not the client's: the budget bounds its own waits (its turns).
       timers.readingPaused();
     }
-    if (!serverPaused) {
-      account.readingPaused(reason == Reason.OVER_BUFFER_BUDGET);
+    if (!serverPaused && reason != Reason.OVER_BUFFER_BUDGET) {
+      account.serverPaused(true);
     }
     if (reason == Reason.WRITE_QUEUE_FULL) {
       timers.writeWaiting();
@@ -338,7 +338,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
     boolean opened = gate.resume(reason);
     if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
-      account.otherPausesCleared();
+      account.serverPaused(false);
     }
     if (!opened) {
       return;

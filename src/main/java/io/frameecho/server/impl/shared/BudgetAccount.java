@@ -4,9 +4,8 @@ import java.util.concurrent.Executor;
 
 /**
  * One connection's seam to the deployment's {@link BufferBudget}: it counts what the connection reads, holds and
- * releases, and after each read {@link #settle}s with what the parser reports (bytes buffered, the size of the frame
- * under way), keeping no count of its own of what the parser holds. It runs on the connection's event loop, but for
- * the methods the budget calls: what the budget decides comes back through {@code loop}.
+ * releases, and after each read {@link #settle}s with what the parser reports, keeping no count of its own of what the
+ * parser holds. It runs on the connection's event loop; what the budget decides comes back through {@code loop}.
  */
 public final class BudgetAccount {
 
@@ -18,17 +17,17 @@ public final class BudgetAccount {
   /** What the budget tells its connection, on the connection's event loop. */
   public interface Owner {
 
-    /** The budget admitted the connection (its frame's rest, or one small read): read again. */
+    /** Admitted (its frame's rest, or one small read): read again. */
     void budgetHasRoom();
 
     /** Rule 4: the admitted frame, {@code heldBytes} so far, read too little while {@code waiting} others wait. */
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
 
-    /** Rule 4: reading is paused for its responses while the budget is over: cut it if its client reads none. */
+    /** Rule 4: the server paused reading, its responses unread maybe, while the budget is over: cut it if so. */
     void evictIfNotReading(long graceMs, int waiting, long used, long limit);
   }
 
-  /** What the account may read: what it read so far only, the rest of the frame under way, or one small read. */
+  /** What the account may read beyond what it holds: nothing asked, the rest of its frame, or one small read. */
   private enum Admission { NONE, FRAME, READ }
 
   private final BufferBudget budget;
@@ -46,20 +45,18 @@ public final class BudgetAccount {
   /** The budget's key for this account once its check looks at it, else 0. */
   private long watchKey;
 
-  // Under the budget's lock: the place in its queue, what was asked, what is held while waiting, what was granted.
+  // Under the budget's lock: its place in the queue, what it asked, and holds while waiting.
   long ticket;
   long need;
   long heldWaiting;
-  long granted;
 
-  // Published for the budget's check, written only while a frame is admitted or when the server pauses reading.
-  private volatile long admittedFrame;
-  private volatile long admittedProgress;
-  private volatile int serverPauses;
-  private volatile boolean pausedByServer;
-  // The check's own view, under the budget's lock: when the frame last read MIN_PROGRESS, and the last question.
-  private long seenFrame;
-  private int seenPauses;
+  // For the check: admissions (odd while a frame is admitted), what the frame read, server pauses (odd while paused).
+  private volatile long frames;
+  private volatile long frameProgress;
+  private volatile long serverPauses;
+  // The check's own view, under the budget's lock: when the frame last read MIN_PROGRESS, when it last asked.
+  private long seenFrames;
+  private long seenPauses;
   private long markProgress;
   private long markNanos;
   private long askedNanos = Long.MIN_VALUE / 2;
@@ -81,16 +78,16 @@ public final class BudgetAccount {
     if (waitingFor != Admission.NONE) {
       budget.heldWhileWaiting(this, bytes);
     } else if (admission == Admission.FRAME) {
-      admittedProgress += bytes;
+      frameProgress += bytes;
     } else if (admission == Admission.READ) {
       endAdmission();
     }
   }
 
   /**
-   * The one after-read step (rules 2 and 3), with what the parser buffers, the whole size of the frame under way (0
-   * when no header is decided), whether a frame completed since the last settle, and the memory set aside. Returns
-   * true when reading must stop until the budget admits the connection.
+   * The after-read step (rules 2 and 3), with what the parser buffers, the whole size of the frame under way (0 when no
+   * header is decided), whether a frame completed since the last settle, and the memory set aside. Returns true when
+   * reading must stop until the budget admits the connection.
    */
   public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
     if (closing || waitingFor != Admission.NONE) {
@@ -111,7 +108,7 @@ public final class BudgetAccount {
     return (budget.waiting() > 0 || budget.over()) && await(Admission.READ, 0);
   }
 
-  /** Waits for {@code rest}: true, unless its turn came at once. */
+  /** Waits to be admitted for {@code rest}: true, unless its turn came at once. */
   private boolean await(Admission what, long rest) {
     waitingFor = what;
     long grant = budget.await(this, rest, buffered + setAside);
@@ -122,14 +119,14 @@ public final class BudgetAccount {
     return admit(what, grant);
   }
 
-  /** Admitted for {@code rest}; false, as reading goes on. */
+  /** Admitted for {@code rest} more; returns false: reading goes on. */
   private boolean admit(Admission what, long rest) {
     admission = what;
     promised += rest;
     if (what == Admission.FRAME) {
-      watch();
-      admittedProgress = 0;
-      admittedFrame++;
+      watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
+      frameProgress = 0;
+      frames++;
       holdSetAside(0);
     }
     return false;
@@ -137,12 +134,11 @@ public final class BudgetAccount {
 
   private void endAdmission() {
     if (admission == Admission.FRAME) {
-      admittedFrame++;
+      frames++;
     }
     admission = Admission.NONE;
-    long unread = promised;
+    budget.release(promised);
     promised = 0;
-    budget.release(unread);
     budget.admissionEnded(this);
   }
 
@@ -156,32 +152,17 @@ public final class BudgetAccount {
     }
   }
 
-  private void watch() {
-    if (watchKey == 0) {
-      watchKey = budget.watch(this);
-    }
-  }
-
-  /** Reading paused for the budget, or for another reason: time the server paused a frame is not a stall. */
-  public void readingPaused(boolean forBudget) {
-    if (!forBudget && !pausedByServer) {
-      watch();
-      pausedByServer = true;
+  /** Reading is paused, or no longer, for a reason other than the budget: not a stall; maybe a client reading nothing. */
+  public void serverPaused(boolean paused) {
+    if (paused != ((serverPauses & 1) == 1)) {
+      watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
       serverPauses++;
-    }
-  }
-
-  /** No reason but the budget keeps reading paused. */
-  public void otherPausesCleared() {
-    if (pausedByServer) {
-      pausedByServer = false;
     }
   }
 
   /**
    * Rule 5, the most the next read may take: an admitted frame reads to its end, one let read once reads a small read,
-   * others read small reads while the budget is over its limit. Never less than a small read: over TLS the socket's
-   * bytes are records, which tiny reads would take apart.
+   * others small reads while the budget is over. Never less than a small read: over TLS the socket's bytes are records.
    */
   public int readCap(int smallRead) {
     return switch (admission) {
@@ -194,10 +175,6 @@ public final class BudgetAccount {
   /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */
   public boolean memoryScarce() {
     return budget.used() > budget.limit() / 2;
-  }
-
-  public BufferBudget budget() {
-    return budget;
   }
 
   /** Counts an application's response, held whatever the budget says. */
@@ -216,7 +193,6 @@ public final class BudgetAccount {
     }
     closing = true;
     if (waitingFor != Admission.NONE) {
-      // A grant on its way to this loop comes back.
       waitingFor = Admission.NONE;
       budget.leave(this);
     }
@@ -237,68 +213,61 @@ public final class BudgetAccount {
 
   // ---- called by the budget, from any thread ----
 
-  /** Admitted from the queue: the grant is taken on the connection's own loop. */
-  void admitted() {
+  /** Admitted from the queue for {@code grant}: taken on the connection's own loop, or handed back if it closed. */
+  void admitted(long grant) {
     loop.execute(() -> {
-      long grant = budget.takeGrant(this);
-      Admission what = waitingFor;
-      if (!closing && what != Admission.NONE) {
-        waitingFor = Admission.NONE;
-        admit(what, grant);
-        owner.budgetHasRoom();
+      if (closing) {
+        budget.release(grant);
+        budget.admissionEnded(this);
+        return;
       }
+      Admission what = waitingFor;
+      waitingFor = Admission.NONE;
+      admit(what, grant);
+      owner.budgetHasRoom();
     });
   }
 
   /**
-   * Under the budget's lock: whether the admitted frame has gone {@code graceNanos} without reading
-   * {@link #MIN_PROGRESS} bytes while the server let it read. A new admission, or a pause by the server, starts anew.
+   * Under the budget's lock: whether the admitted frame has gone {@code graceNanos} without reading {@link #MIN_PROGRESS}
+   * while the server let it read. A new admission, or a pause by the server, starts the grace anew.
    */
   boolean frameStalled(long nowNanos, long graceNanos) {
-    long frame = admittedFrame;
-    long progress = admittedProgress;
-    int pauses = serverPauses;
-    if ((frame & 1) == 0) {
+    long admitted = frames;
+    long progress = frameProgress;
+    long pauses = serverPauses;
+    if ((admitted & 1) == 0) {
       return false;
     }
-    if (frame != seenFrame || pauses != seenPauses || pausedByServer || progress - markProgress >= MIN_PROGRESS
-      || nowNanos - markNanos < graceNanos) {
-      if (frame != seenFrame || pauses != seenPauses || pausedByServer || progress - markProgress >= MIN_PROGRESS) {
-        seenFrame = frame;
-        seenPauses = pauses;
-        markProgress = progress;
-        markNanos = nowNanos;
-      }
+    if (admitted != seenFrames || pauses != seenPauses || (pauses & 1) == 1 || progress - markProgress >= MIN_PROGRESS) {
+      seenFrames = admitted;
+      seenPauses = pauses;
+      markProgress = progress;
+      markNanos = nowNanos;
+      return false;
+    }
+    if (nowNanos - markNanos < graceNanos) {
       return false;
     }
     markNanos = nowNanos;
+    long seen = admitted;
+    loop.execute(() -> {
+      if (!closing && frames == seen) {
+        owner.budgetEvicted(buffered, graceNanos / 1_000_000, budget.waiting(), budget.used(), budget.limit());
+      }
+    });
     return true;
   }
 
-  /** Under the budget's lock: whether to ask, once a grace at most, about a connection the server paused. */
-  boolean askAboutItsReader(long nowNanos, long graceNanos) {
-    if (!pausedByServer || nowNanos - askedNanos < graceNanos) {
-      return false;
+  /** Under the budget's lock: asks, once a grace at most, a connection the server paused whether its client reads. */
+  void askIfPaused(long nowNanos, long graceNanos) {
+    if ((serverPauses & 1) == 1 && nowNanos - askedNanos >= graceNanos) {
+      askedNanos = nowNanos;
+      loop.execute(() -> {
+        if (!closing) {
+          owner.evictIfNotReading(graceNanos / 1_000_000, budget.waiting(), budget.used(), budget.limit());
+        }
+      });
     }
-    askedNanos = nowNanos;
-    return true;
-  }
-
-  /** Rule 4: evicted, on its own loop, if the frame the check saw stalled is still the one admitted. */
-  void evictIfStalled(long graceMs, int waiting, long used, long limit) {
-    long frame = admittedFrame;
-    loop.execute(() -> {
-      if (!closing && admittedFrame == frame) {
-        owner.budgetEvicted(buffered, graceMs, waiting, used, limit);
-      }
-    });
-  }
-
-  void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
-    loop.execute(() -> {
-      if (!closing) {
-        owner.evictIfNotReading(graceMs, waiting, used, limit);
-      }
-    });
   }
 }

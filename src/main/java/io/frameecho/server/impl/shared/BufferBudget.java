@@ -10,30 +10,25 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The budget of bytes held, shared by every connection of a deployment on every event loop; each connection deals
- * with it through its {@link BudgetAccount}. Its rules (OPERATING.md states them for operators):
- * <ol>
- *   <li>Bytes count from the read that brings them until the response that carries them is written, or their
- *   connection closes. A frame that arrives whole in one read asks nothing more.</li>
- *   <li>A frame that spans reads and holds more than a small read is admitted for the rest its header announced: counted
- *   at once, it then reads freely to its end. It is admitted at once when nobody waits and it fits under the limit.</li>
- *   <li>Otherwise its connection waits; so does one that reads while anyone waits or the budget is over (for one small
- *   read). Waiters are admitted by turns, the newest and the oldest: each when it fits under the limit, or, one frame at
- *   a time, within one frame past it (whatever its size when nothing but waiters holds the budget).</li>
- *   <li>While anyone waits: an admitted frame the server let read that has gone a grace without reading
- *   {@value BudgetAccount#MIN_PROGRESS} bytes is evicted; while the budget is over, a connection the
- *   server paused for its responses is cut if its client reads none ({@code Connection#evictIfNotReading}).</li>
- *   <li>While the budget is over its limit, reads are small ({@link BudgetAccount#readCap}).</li>
- * </ol>
+ * The budget of bytes held, shared by every connection of a deployment on every event loop, each through its
+ * {@link BudgetAccount}. Its rules, as OPERATING.md states them: (1) bytes count from their read until the response that
+ * carries them is written, or their connection closes; a frame whole in one read asks nothing more. (2) A frame that
+ * spans reads and holds more than a small read is admitted for the rest its header announced, counted at once: at once
+ * when nobody waits and it fits under the limit. (3) Otherwise its connection waits, as does one that reads while
+ * anyone waits or the budget is over (for one small read); waiters are admitted by turns, the newest and the oldest,
+ * each when it fits, or, one frame at a time, within one frame past the limit (whatever its size when nothing but
+ * waiters holds the budget). (4) While anyone waits, an admitted frame the server let read that goes a grace without
+ * reading {@value BudgetAccount#MIN_PROGRESS} bytes is evicted, and while it is over, a connection the server paused is
+ * asked once a grace whether its client reads. (5) Over the limit, reads are small.
+ * <p>
  * An admitted frame completes unless its client stalls, so waiting needs no other way out; the newest's turn means
- * waiters gone quiet ahead of a fresh frame cost it one grace, not one each; the oldest's, that none is passed for ever.
+ * waiters gone quiet ahead of a fresh frame cost it one grace, not one each; the oldest's, that none waits for ever.
  */
 public final class BufferBudget {
 
   private final long limit;
   /** The most one frame may take past the limit. */
   private final long frameCap;
-  private final long graceMs;
   private final long graceNanos;
   /** How often the check runs while anyone waits: a tenth of the grace, within 10 to 100 ms. */
   private final long checkMs;
@@ -49,11 +44,9 @@ public final class BufferBudget {
   private final AtomicReference<BudgetAccount> pastLimit = new AtomicReference<>();
   private volatile int waiting;
 
-  // Under this budget's lock.
-  /** Waiters, oldest first. */
+  // Under this budget's lock: the waiters, oldest first; what they hold, which nothing releases until they go on.
   private final TreeMap<Long, BudgetAccount> queue = new TreeMap<>();
   private long tickets;
-  /** Bytes waiters hold: nothing releases them until they are admitted or close. */
   private long heldByWaiters;
   private boolean oldestsTurn;
   private boolean checking;
@@ -62,7 +55,6 @@ public final class BufferBudget {
   public BufferBudget(long limit, int maxFrameSize, long graceMs, Ticker ticker) {
     this.limit = limit;
     this.frameCap = (long) maxFrameSize + Frames.HEADER_SIZE;
-    this.graceMs = graceMs;
     this.graceNanos = graceMs * 1_000_000;
     this.checkMs = Math.max(10, Math.min(100, graceMs / 10));
     this.ticker = ticker;
@@ -80,7 +72,6 @@ public final class BufferBudget {
     return peak;
   }
 
-  /** Connections waiting to be admitted. */
   public int waiting() {
     return waiting;
   }
@@ -100,9 +91,7 @@ public final class BufferBudget {
   public void release(long bytes) {
     if (bytes != 0) {
       used.addAndGet(-bytes);
-      if (waiting > 0) {
-        tell(admittable(), null);
-      }
+      admitWaiters(null);
     }
   }
 
@@ -144,9 +133,7 @@ public final class BufferBudget {
         ticker.schedule(checkMs, this::check);
       }
     }
-    List<BudgetAccount> admitted = admittable();
-    tell(admitted, account);
-    return admitted.contains(account) ? takeGrant(account) : -1;
+    return admitWaiters(account) ? need : -1;
   }
 
   /** A read already under way when {@code account} paused: what it holds while it waits grows. */
@@ -157,96 +144,77 @@ public final class BufferBudget {
     }
   }
 
-  /** {@code account} closes while waiting: it leaves the queue, and a grant it has not taken comes back. */
-  void leave(BudgetAccount account) {
-    synchronized (this) {
+  /** {@code account} closes while waiting: it leaves the queue (a grant on its way to it is handed back by its loop). */
+  synchronized void leave(BudgetAccount account) {
+    if (account.ticket != 0) {
       dequeue(account);
-    }
-    long grant = takeGrant(account);
-    if (pastLimit.compareAndSet(account, null) | grant > 0) {
-      used.addAndGet(-grant);
-      if (waiting > 0) {
-        tell(admittable(), null);
-      }
     }
   }
 
   /** {@code account}'s admission ended (its frame completed, its one read was read, or it closed). */
   void admissionEnded(BudgetAccount account) {
-    if (pastLimit.get() == account && pastLimit.compareAndSet(account, null) && waiting > 0) {
-      tell(admittable(), null);
+    if (pastLimit.get() == account && pastLimit.compareAndSet(account, null)) {
+      admitWaiters(null);
     }
-  }
-
-  synchronized long takeGrant(BudgetAccount account) {
-    long granted = account.granted;
-    account.granted = 0;
-    return granted;
   }
 
   private void dequeue(BudgetAccount account) {
-    if (account.ticket != 0 && queue.remove(account.ticket) != null) {
-      heldByWaiters -= account.heldWaiting;
-      waiting = queue.size();
-    }
+    queue.remove(account.ticket);
+    heldByWaiters -= account.heldWaiting;
+    waiting = queue.size();
     account.ticket = 0;
   }
 
-  /** Admits and counts waiters by turns while the one whose turn it is may be admitted; they are told after the lock. */
-  private synchronized List<BudgetAccount> admittable() {
-    List<BudgetAccount> admitted = new ArrayList<>(0);
-    while (!queue.isEmpty()) {
-      BudgetAccount next = (oldestsTurn ? queue.firstEntry() : queue.lastEntry()).getValue();
-      long now = used.get();
-      boolean onlyWaitersHold = now <= heldByWaiters;
-      // One small read never takes the place past the limit: it may be a client that sends nothing more.
-      boolean fits = now + next.need <= limit || next.need == 0 && onlyWaitersHold;
-      boolean pastIt = !fits && next.need > 0 && pastLimit.get() == null
-        && (now + next.need <= limit + frameCap || onlyWaitersHold);
-      if (!fits && !pastIt) {
-        break;
-      }
-      dequeue(next);
-      oldestsTurn = !oldestsTurn;
-      if (pastIt) {
-        pastLimit.set(next);
-      }
-      reserve(next.need);
-      next.granted = next.need;
-      admitted.add(next);
+  /**
+   * Admits waiters by turns while the one whose turn it is may go on, and tells each but {@code asking} once the lock
+   * is let go; returns whether {@code asking} was admitted.
+   */
+  private boolean admitWaiters(BudgetAccount asking) {
+    if (waiting == 0) {
+      return false;
     }
-    return admitted;
-  }
-
-  private static void tell(List<BudgetAccount> admitted, BudgetAccount asking) {
+    List<BudgetAccount> admitted = new ArrayList<>(0);
+    synchronized (this) {
+      while (!queue.isEmpty()) {
+        BudgetAccount next = (oldestsTurn ? queue.firstEntry() : queue.lastEntry()).getValue();
+        long now = used.get();
+        boolean onlyWaitersHold = now <= heldByWaiters;
+        // One small read never goes past the limit: its client may send nothing more for long.
+        boolean fits = now + next.need <= limit || next.need == 0 && onlyWaitersHold;
+        boolean pastIt = !fits && next.need > 0 && pastLimit.get() == null
+          && (now + next.need <= limit + frameCap || onlyWaitersHold);
+        if (!fits && !pastIt) {
+          break;
+        }
+        dequeue(next);
+        oldestsTurn = !oldestsTurn;
+        if (pastIt) {
+          pastLimit.set(next);
+        }
+        reserve(next.need);
+        admitted.add(next);
+      }
+    }
     for (BudgetAccount account : admitted) {
       if (account != asking) {
-        account.admitted();
+        account.admitted(account.need);
       }
     }
+    return admitted.contains(asking);
   }
 
   /** Rule 4, every {@link #checkMs} while anyone waits. */
-  private void check() {
-    List<BudgetAccount> stalled = new ArrayList<>();
-    List<BudgetAccount> paused = new ArrayList<>();
-    synchronized (this) {
-      if (queue.isEmpty()) {
-        checking = false;
-        return;
-      }
-      ticker.schedule(checkMs, this::check);
-      long now = ticker.nanoTime();
-      for (BudgetAccount account : accounts.values()) {
-        if (account.frameStalled(now, graceNanos)) {
-          stalled.add(account);
-        } else if (over() && account.askAboutItsReader(now, graceNanos)) {
-          paused.add(account);
-        }
+  private synchronized void check() {
+    if (queue.isEmpty()) {
+      checking = false;
+      return;
+    }
+    ticker.schedule(checkMs, this::check);
+    long now = ticker.nanoTime();
+    for (BudgetAccount account : accounts.values()) {
+      if (!account.frameStalled(now, graceNanos) && over()) {
+        account.askIfPaused(now, graceNanos);
       }
     }
-    int waiters = waiting;
-    stalled.forEach(account -> account.evictIfStalled(graceMs, waiters, used.get(), limit));
-    paused.forEach(account -> account.evictIfNotReading(graceMs, waiters, used.get(), limit));
   }
 }

@@ -44,9 +44,12 @@ final class SimInvariants {
     }
   }
 
-  /** (c) No frame of a well-behaved client waits for its whole answer longer than {@link SimulationBounds#answerBoundMs}. */
-  static void wellBehavedAnsweredInTime(List<SimClient> clients, SimConfig config, int open) {
-    long bound = SimulationBounds.answerBoundMs(config, open);
+  /**
+   * (c) No frame of a well-behaved client waits for its whole answer longer than {@link SimulationBounds#answerBoundMs}
+   * with the most connections open at once so far.
+   */
+  static void wellBehavedAnsweredInTime(List<SimClient> clients, SimConfig config, int mostOpen) {
+    long bound = SimulationBounds.answerBoundMs(config, mostOpen);
     for (SimClient client : clients) {
       if (client.wellBehaved() && client.oldestWaitMs() > bound) {
         throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id

@@ -229,7 +229,7 @@ final class Simulation {
   private void checkEveryStep() {
     SimInvariants.answersExactAndInOrder(live);
     SimInvariants.heldWithinBound(budget, config, live.size(), mostOpen);
-    SimInvariants.wellBehavedAnsweredInTime(live, config, live.size());
+    SimInvariants.wellBehavedAnsweredInTime(live, config, mostOpen);
     SimInvariants.noConnectionOutlivesItsClocks(live, config);
   }
 

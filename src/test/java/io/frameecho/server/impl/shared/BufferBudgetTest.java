@@ -82,7 +82,7 @@ class BufferBudgetTest {
     public void budgetHasRoom() {
       events.add(name + " admitted");
       paused = false;
-      account.otherPausesCleared();
+      account.serverPaused(false);
     }
 
     @Override
@@ -240,7 +240,7 @@ class BufferBudgetTest {
       ticker.advance(GRACE_MS);
       pastTheLimit.read(BudgetAccount.MIN_PROGRESS, 0);
     }
-    pastTheLimit.account.readingPaused(false);
+    pastTheLimit.account.serverPaused(true);
     ticker.advance(3 * GRACE_MS);
     assertTrue(told().stream().noneMatch(e -> e.contains("evicted")),
       "a frame reading at the rate is kept, and time the server paused it is not a stall");
@@ -249,7 +249,7 @@ class BufferBudgetTest {
   @Test
   void heldResponsesThatDoNotMoveAreAskedAboutOnceAGraceWhileTheBudgetIsOver() {
     fillTheBudget();
-    held.account.readingPaused(false);
+    held.account.serverPaused(true);
     new Conn("waiter").read(5000, 20_000);
     told();
     ticker.advance(GRACE_MS);

@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
  */
 public final class BudgetAccount {
 
-  /** A small read: reads take no more while the budget is over its limit; a frame holding no more asks nothing. */
+  /** A small read: reads take no more while the budget is over its limit; a frame holding less asks nothing. */
   public static final int SMALL_READ = 4096;
   /** What an admitted frame must read in a grace while others wait, or be evicted: 64 KiB/s at the default 1 s. */
   public static final long MIN_PROGRESS = 64 * 1024;
@@ -102,7 +102,7 @@ public final class BudgetAccount {
       return false;
     }
     long rest = frameSizeNow - bufferedNow;
-    if (rest > 0 && bufferedNow > SMALL_READ) {
+    if (rest > 0 && bufferedNow >= SMALL_READ) {
       return budget.admitNow(rest) ? admit(Admission.FRAME, rest) : await(Admission.FRAME, rest);
     }
     return (budget.waiting() > 0 || budget.over()) && await(Admission.READ, 0);
@@ -162,13 +162,14 @@ public final class BudgetAccount {
 
   /**
    * Rule 5, the most the next read may take: an admitted frame reads to its end, one let read once reads a small read,
-   * others small reads while the budget is over. Never less than a small read: over TLS the socket's bytes are records.
+   * others small reads while anyone waits or the budget is over (so that a waiter holds a small read or two). Never less
+   * than a small read: over TLS the socket's bytes are records.
    */
   public int readCap(int smallRead) {
     return switch (admission) {
       case FRAME -> (int) Math.min(Integer.MAX_VALUE, Math.max(promised, smallRead));
       case READ -> smallRead;
-      case NONE -> budget.over() ? smallRead : Integer.MAX_VALUE;
+      case NONE -> budget.waiting() > 0 || budget.over() ? smallRead : Integer.MAX_VALUE;
     };
   }
 

@@ -10,19 +10,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The budget of bytes held, shared by every connection of a deployment on every event loop, each through its
- * {@link BudgetAccount}. Its rules, as OPERATING.md states them: (1) bytes count from their read until the response that
- * carries them is written, or their connection closes; a frame whole in one read asks nothing more. (2) A frame that
- * spans reads and holds more than a small read is admitted for the rest its header announced, counted at once: at once
- * when nobody waits and it fits under the limit. (3) Otherwise its connection waits, as does one that reads while
- * anyone waits or the budget is over (for one small read); waiters are admitted by turns, the newest and the oldest,
- * each when it fits, or, one frame at a time, within one frame past the limit (whatever its size when nothing but
- * waiters holds the budget). (4) While anyone waits, an admitted frame the server let read that goes a grace without
- * reading {@value BudgetAccount#MIN_PROGRESS} bytes is evicted, and while it is over, a connection the server paused is
- * asked once a grace whether its client reads. (5) Over the limit, reads are small.
- * <p>
- * An admitted frame completes unless its client stalls, so waiting needs no other way out; the newest's turn means
- * waiters gone quiet ahead of a fresh frame cost it one grace, not one each; the oldest's, that none waits for ever.
+ * The bytes held by every connection of a deployment, on every event loop, each through its {@link BudgetAccount}.
+ * Its five rules are OPERATING.md's ("The buffer budget"): bytes count from read to written; a frame that spans reads
+ * and holds a small read or more is admitted for the rest its header announced, at once if nobody waits and it fits;
+ * otherwise, or when a connection reads while anyone waits or the budget is over, it waits, and waiters are admitted by
+ * turns, the newest and the oldest, each when it fits beside what is held but by waiters, or, one frame at a time,
+ * within one frame past the limit; while anyone waits, an admitted frame that goes a grace without reading
+ * {@value BudgetAccount#MIN_PROGRESS} bytes is evicted, and connections the server paused are asked whether their
+ * clients read; while anyone waits or the budget is over, reads are small. Waiters hold a small read or two each, which
+ * nothing but their admission releases, so they do not count against it: no deadlock. The newest's turn keeps waiters
+ * gone quiet from costing a fresh frame a grace each; the oldest's, any waiter from waiting for ever.
  */
 public final class BufferBudget {
 
@@ -44,10 +41,12 @@ public final class BufferBudget {
   private final AtomicReference<BudgetAccount> pastLimit = new AtomicReference<>();
   private volatile int waiting;
 
-  // Under this budget's lock: the waiters, oldest first; what they hold, which nothing releases until they go on.
+  /** What waiters hold (a small read or two each): not counted against admissions, as nothing else releases it. */
+  private volatile long heldByWaiters;
+
+  // Under this budget's lock: the waiters, oldest first.
   private final TreeMap<Long, BudgetAccount> queue = new TreeMap<>();
   private long tickets;
-  private long heldByWaiters;
   private boolean oldestsTurn;
   private boolean checking;
 
@@ -76,8 +75,9 @@ public final class BufferBudget {
     return waiting;
   }
 
+  /** What admitted frames, responses and readers hold is over the limit. */
   public boolean over() {
-    return used.get() > limit;
+    return used.get() - heldByWaiters > limit;
   }
 
   /** Counts bytes held whatever the budget says. */
@@ -177,12 +177,10 @@ public final class BufferBudget {
     synchronized (this) {
       while (!queue.isEmpty()) {
         BudgetAccount next = (oldestsTurn ? queue.firstEntry() : queue.lastEntry()).getValue();
-        long now = used.get();
-        boolean onlyWaitersHold = now <= heldByWaiters;
+        long now = used.get() - heldByWaiters;
+        boolean fits = now + next.need <= limit;
         // One small read never goes past the limit: its client may send nothing more for long.
-        boolean fits = now + next.need <= limit || next.need == 0 && onlyWaitersHold;
-        boolean pastIt = !fits && next.need > 0 && pastLimit.get() == null
-          && (now + next.need <= limit + frameCap || onlyWaitersHold);
+        boolean pastIt = !fits && next.need > 0 && pastLimit.get() == null && now + next.need <= limit + frameCap;
         if (!fits && !pastIt) {
           break;
         }

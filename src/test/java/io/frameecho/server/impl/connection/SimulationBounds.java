@@ -16,13 +16,13 @@ final class SimulationBounds {
 
   /**
    * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The buffer budget"): the limit,
-   * one frame admitted past it, one small read per connection (over TLS a read is a whole record, so a record each),
+   * one frame admitted past it, two small reads per connection (what a waiter holds; over TLS a read is a whole record),
    * and one full read per event loop.
    */
   static long heldBound(SimConfig config, int connections) {
     long frame = config.maxFrameSize() + 4L;
     long smallRead = config.tls() ? Math.max(SMALL_READ, SimConfig.TLS_RECORD) : SMALL_READ;
-    return config.maxBufferedBytes() + frame + connections * smallRead + (long) config.loops() * FULL_READ;
+    return config.maxBufferedBytes() + frame + connections * 2 * smallRead + (long) config.loops() * FULL_READ;
   }
 
   /**

@@ -50,15 +50,13 @@ public final class BudgetAccount {
   long need;
   long heldWaiting;
 
-  // For the check: admissions (odd while a frame is admitted), what the frame read, server pauses (odd while paused).
-  private volatile long frames;
-  private volatile long frameProgress;
-  private volatile long serverPauses;
-  // The check's own view, under the budget's lock: when the frame last read MIN_PROGRESS, when it last asked.
-  private long seenFrames;
-  private long seenPauses;
-  private long markProgress;
-  private long markNanos;
+  /** What the admitted frame read since it last read {@link #MIN_PROGRESS}, and when that was. */
+  private long sinceMark;
+  // For the check: a frame admitted, when it last made progress (or the server paused it), the server's pause.
+  private volatile boolean frameAdmitted;
+  private volatile long markNanos;
+  private volatile boolean pausedByServer;
+  /** Under the budget's lock: when the check last asked whether its client reads. */
   private long askedNanos = Long.MIN_VALUE / 2;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
@@ -75,10 +73,8 @@ public final class BudgetAccount {
     if (bytes > counted) {
       budget.reserve(bytes - counted);
     }
-    if (waitingFor != Admission.NONE) {
-      budget.heldWhileWaiting(this, bytes);
-    } else if (admission == Admission.FRAME) {
-      frameProgress += bytes;
+    if (admission == Admission.FRAME && (sinceMark += bytes) >= MIN_PROGRESS) {
+      mark();
     } else if (admission == Admission.READ) {
       endAdmission();
     }
@@ -125,17 +121,21 @@ public final class BudgetAccount {
     promised += rest;
     if (what == Admission.FRAME) {
       watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
-      frameProgress = 0;
-      frames++;
+      mark();
+      frameAdmitted = true;
       holdSetAside(0);
     }
     return false;
   }
 
+  /** The admitted frame made progress, or its grace starts anew. */
+  private void mark() {
+    sinceMark = 0;
+    markNanos = budget.ticker.nanoTime();
+  }
+
   private void endAdmission() {
-    if (admission == Admission.FRAME) {
-      frames++;
-    }
+    frameAdmitted = false;
     admission = Admission.NONE;
     budget.release(promised);
     promised = 0;
@@ -154,9 +154,10 @@ public final class BudgetAccount {
 
   /** Reading is paused, or no longer, for a reason other than the budget: not a stall; maybe a client reading nothing. */
   public void serverPaused(boolean paused) {
-    if (paused != ((serverPauses & 1) == 1)) {
+    if (paused != pausedByServer) {
       watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
-      serverPauses++;
+      pausedByServer = paused;
+      mark();
     }
   }
 
@@ -229,31 +230,13 @@ public final class BudgetAccount {
     });
   }
 
-  /**
-   * Under the budget's lock: whether the admitted frame has gone {@code graceNanos} without reading {@link #MIN_PROGRESS}
-   * while the server let it read. A new admission, or a pause by the server, starts the grace anew.
-   */
+  /** Rule 4, under the budget's lock: evicted if the admitted frame the server lets read went a grace without progress. */
   boolean frameStalled(long nowNanos, long graceNanos) {
-    long admitted = frames;
-    long progress = frameProgress;
-    long pauses = serverPauses;
-    if ((admitted & 1) == 0) {
+    if (!frameAdmitted || pausedByServer || nowNanos - markNanos < graceNanos) {
       return false;
     }
-    if (admitted != seenFrames || pauses != seenPauses || (pauses & 1) == 1 || progress - markProgress >= MIN_PROGRESS) {
-      seenFrames = admitted;
-      seenPauses = pauses;
-      markProgress = progress;
-      markNanos = nowNanos;
-      return false;
-    }
-    if (nowNanos - markNanos < graceNanos) {
-      return false;
-    }
-    markNanos = nowNanos;
-    long seen = admitted;
     loop.execute(() -> {
-      if (!closing && frames == seen) {
+      if (!closing && frameAdmitted && !pausedByServer && budget.ticker.nanoTime() - markNanos >= graceNanos) {
         owner.budgetEvicted(buffered, graceNanos / 1_000_000, budget.waiting(), budget.used(), budget.limit());
       }
     });
@@ -262,7 +245,7 @@ public final class BudgetAccount {
 
   /** Under the budget's lock: asks, once a grace at most, a connection the server paused whether its client reads. */
   void askIfPaused(long nowNanos, long graceNanos) {
-    if ((serverPauses & 1) == 1 && nowNanos - askedNanos >= graceNanos) {
+    if (pausedByServer && nowNanos - askedNanos >= graceNanos) {
       askedNanos = nowNanos;
       loop.execute(() -> {
         if (!closing) {

@@ -29,7 +29,7 @@ public final class BufferBudget {
   private final long graceNanos;
   /** How often the check runs while anyone waits: a tenth of the grace, within 10 to 100 ms. */
   private final long checkMs;
-  private final Ticker ticker;
+  final Ticker ticker;
   /** Bytes held, and the bytes admitted frames have still to read. */
   private final AtomicLong used = new AtomicLong();
   /** The most ever held; written without a lock, so it may trail a concurrent peak by one read. */
@@ -134,14 +134,6 @@ public final class BufferBudget {
       }
     }
     return admitWaiters(account) ? need : -1;
-  }
-
-  /** A read already under way when {@code account} paused: what it holds while it waits grows. */
-  synchronized void heldWhileWaiting(BudgetAccount account, long bytes) {
-    if (account.ticket != 0) {
-      account.heldWaiting += bytes;
-      heldByWaiters += bytes;
-    }
   }
 
   /** {@code account} closes while waiting: it leaves the queue (a grant on its way to it is handed back by its loop). */

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.testkit.VirtualTicker;
 
 import java.util.ArrayDeque;
@@ -31,7 +32,12 @@ final class SimClient {
     /** Sends a while, then shuts down its sending side and reads what it is owed. */
     HALF_CLOSER,
     /** Sends and reads, then resets the connection. */
-    RESETTER
+    RESETTER,
+    /**
+     * Well-behaved at the budget's stated minimum rate, twice over: {@link #steadyBytesPerMs} at every tick, and reads
+     * every answer queued. With large frames its frames take more than a grace: an admitted frame that progresses is kept.
+     */
+    STEADY
   }
 
   /** The most frames a well-behaved client has unanswered: it pipelines, but does not queue without end. */
@@ -61,6 +67,9 @@ final class SimClient {
   private boolean leaving;
   private boolean finSent;
   private boolean reset;
+  /** What the steady client may send now, and when it last looked. */
+  private double credit;
+  private long lastTickNanos;
   /** A staller's, a quiet holder's or a half-closer's point of no more sending, in bytes sent. */
   private final long stopAfter;
 
@@ -72,6 +81,7 @@ final class SimClient {
     this.ticker = ticker;
     this.random = random;
     this.stopAfter = 1 + random.nextInt(4 * config.maxFrameSize());
+    this.lastTickNanos = ticker.nanoTime();
   }
 
   static Behaviour randomBehaviour(Random random) {
@@ -81,12 +91,17 @@ final class SimClient {
   }
 
   boolean wellBehaved() {
-    return behaviour == Behaviour.WELL_BEHAVED;
+    return behaviour == Behaviour.WELL_BEHAVED || behaviour == Behaviour.STEADY;
   }
 
-  /** Acts at every tick of the clock: the well-behaved client's stated rate, the trickler's few bytes. */
+  /** Acts at every tick of the clock: the well-behaved clients' stated rate, the trickler's few bytes. */
   boolean actsOnTicks() {
-    return behaviour == Behaviour.WELL_BEHAVED || behaviour == Behaviour.TRICKLER;
+    return wellBehaved() || behaviour == Behaviour.TRICKLER;
+  }
+
+  /** The steady client's rate: twice what the budget requires of an admitted frame ({@code MIN_PROGRESS} a grace). */
+  static double steadyBytesPerMs(SimConfig config) {
+    return 2.0 * BudgetAccount.MIN_PROGRESS / config.budgetGraceMs();
   }
 
   /** One action when the scheduler picks this client; returns what it did, for the trace. */
@@ -96,6 +111,7 @@ final class SimClient {
     }
     return switch (behaviour) {
       case WELL_BEHAVED -> wellBehavedAct();
+      case STEADY -> readSome(Integer.MAX_VALUE);
       case CUTTER -> send(1 + random.nextInt(8192)) + readSome(random.nextInt(3) == 0 ? 0 : random.nextInt(65536));
       case TRICKLER -> readSome(65536);
       case STALLER, QUIET_HOLDER, HALF_CLOSER -> stoppingAct();
@@ -114,6 +130,15 @@ final class SimClient {
   String tick() {
     if (reset || socket.closedByServer()) {
       return null;
+    }
+    if (behaviour == Behaviour.STEADY) {
+      long now = ticker.nanoTime();
+      credit += steadyBytesPerMs(config) * (now - lastTickNanos) / 1_000_000;
+      lastTickNanos = now;
+      int before = toSend.size();
+      String did = send((int) Math.min(Integer.MAX_VALUE, (long) credit));
+      credit -= Math.max(0, before - toSend.size());
+      return did + readSome(Integer.MAX_VALUE);
     }
     return behaviour == Behaviour.TRICKLER ? send(1 + random.nextInt(8)) + readSome(65536) : wellBehavedAct();
   }
@@ -140,7 +165,7 @@ final class SimClient {
     if (behaviour == Behaviour.NON_READER) {
       // A close with unread data is a reset.
       reset();
-    } else if (behaviour != Behaviour.WELL_BEHAVED) {
+    } else if (!wellBehaved()) {
       fin();
     }
   }
@@ -151,7 +176,7 @@ final class SimClient {
       return null;
     }
     String did = "";
-    if (behaviour == Behaviour.WELL_BEHAVED && !finSent) {
+    if (wellBehaved() && !finSent) {
       did = send(Integer.MAX_VALUE);
       if (toSend.size() == 0) {
         fin();

@@ -40,6 +40,11 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
     int s = steps != null ? steps : 600 + 30 * c;
     // Whether the socket tells when the kernel last sent the client data (epoll's TCP_INFO), as on Linux by default.
     boolean tcpInfo = r.nextInt(4) != 0;
+    // A quarter of the runs with frames (and a budget) four times as large: frames that take more than a grace to send.
+    if (r.nextInt(4) == 0) {
+      maxFrameSize *= 4;
+      limit *= 4;
+    }
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
       kernel, tls, application, maxInFlight, maxTickMs, tcpInfo);
   }

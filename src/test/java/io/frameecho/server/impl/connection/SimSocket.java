@@ -234,7 +234,13 @@ final class SimSocket implements ConnectionSocket {
       return null;
     }
     if (kernelIn.size() > 0) {
-      return read();
+      // As Netty's read loop: on, while each read fills what it guessed, up to 16 reads a look.
+      String did = read();
+      for (int reads = 1; reads < MAX_READS_PER_LOOK && lastReadFilled && readingOn && !closedNow && kernelIn.size() > 0;
+           reads++) {
+        did += "; " + read();
+      }
+      return did;
     }
     if (clientFin && !inputShutdown) {
       inputShutdown = true;
@@ -247,6 +253,10 @@ final class SimSocket implements ConnectionSocket {
     }
     return null;
   }
+
+  /** Netty's {@code maxMessagesPerRead} for a socket: the most reads one look at it makes. */
+  private static final int MAX_READS_PER_LOOK = 16;
+  private boolean lastReadFilled;
 
   private String read() {
     int guess = random.nextInt(4) == 0 ? 1 + random.nextInt(SimulationBounds.SMALL_READ)
@@ -264,6 +274,7 @@ final class SimSocket implements ConnectionSocket {
     } else {
       length = Math.min(guess, kernelIn.size());
     }
+    lastReadFilled = length == guess;
     byte[] bytes = kernelIn.take(length);
     if (!finSent) {
       position.delivered(length, ticker.nanoTime(), readingOffNanos);

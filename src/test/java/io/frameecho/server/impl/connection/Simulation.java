@@ -59,6 +59,8 @@ final class Simulation {
   private int mostOpen;
   private boolean leaving;
   private long worstWaitMs;
+  /** A failed run is being closed down: what its connections do now is not checked. */
+  private boolean tearingDown;
 
   private final String[] trace = new String[TRACE_LINES];
   private long lines;
@@ -157,9 +159,12 @@ final class Simulation {
     List<CloseReason> reasons = metrics.closeReasons();
     CloseReason reason = reasons.isEmpty() ? null : reasons.get(reasons.size() - 1);
     trace("connection " + client.socket.id + " closed: " + reason);
+    live.remove(client);
+    if (tearingDown) {
+      return;
+    }
     SimInvariants.oneCloseReasonEach(client, calls, metrics, handlersRun);
     SimInvariants.wellBehavedNotClosedByServer(client, reason);
-    live.remove(client);
     if (!leaving && random.nextInt(100) < COME_BACK_PERCENT) {
       comingBack.add(client.slot);
     }
@@ -266,6 +271,7 @@ final class Simulation {
 
   /** After a failure: every connection still open is closed, so that what it holds is released (no leak reported). */
   private void tearDown() {
+    tearingDown = true;
     for (SimClient client : new ArrayList<>(live)) {
       client.socket.closeNow();
     }

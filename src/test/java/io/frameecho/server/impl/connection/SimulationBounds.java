@@ -31,7 +31,8 @@ final class SimulationBounds {
    * two admissions for each other connection (turns go by the newest and the oldest), and each admission waits at most
    * for what holds the budget to go: an admitted frame that stalls is evicted a grace after it last read 64 KiB (seen
    * at the next check), and responses nobody reads are cut, where the socket tells (TCP_INFO) once it has sent nothing
-   * for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at writeStallTimeoutMs.
+   * for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at writeStallTimeoutMs; then its own frame
+   * takes what its rate makes it.
    */
   static long answerBoundMs(SimConfig config, int connections) {
     long grace = config.budgetGraceMs();
@@ -39,7 +40,9 @@ final class SimulationBounds {
     long nonReaders = config.tcpInfo() ? Math.max(grace, config.writeStallTimeoutMs() / 4) + grace
       : config.writeStallTimeoutMs();
     long turn = Math.max(grace, nonReaders) + check + clockSlackMs(config);
-    return (2L * connections + 1) * turn;
+    // Then its own frame, at the steady client's rate (the slowest well-behaved one).
+    long ownFrame = (long) Math.ceil((config.maxFrameSize() + 4) / SimClient.steadyBytesPerMs(config));
+    return (2L * connections + 1) * turn + ownFrame;
   }
 
   /** Slack on the frame and write-stall clocks: one tick, and an application answer the close waits for. */

@@ -12,8 +12,11 @@ import io.frameecho.server.Rejection;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.TlsOptions;
 import io.frameecho.server.impl.connection.ActivityOrder;
-import io.frameecho.server.impl.connection.ChannelAdapter;
 import io.frameecho.server.impl.connection.Connection;
+import io.frameecho.server.impl.netty.ChannelSocket;
+import io.frameecho.server.impl.netty.HeldNewcomers;
+import io.frameecho.server.impl.netty.Internals;
+import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -89,13 +92,13 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private int closedIdle;
   private int cut;
   /** The listening channel, learned from the first connection it accepted; null before. */
-  private ChannelAdapter.Listener listener;
+  private Listener listener;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.context = vertx.getOrCreateContext();
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
-    this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
+    this.operations = Operations.shared(vertx, Internals.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
     this.newcomers = new WaitingNewcomers<>(ticker, this::decide);
@@ -170,7 +173,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         eventBus.checkConsumer();
       }
       if (HOOKS_LOGGED.compareAndSet(false, true)) {
-        log.info("{}", ChannelAdapter.hooks());
+        log.info("{}", Internals.description());
+        String off = Internals.whatIsOff();
+        if (off != null) {
+          log.warn("{}", off);
+        }
       }
       warnIfQueuedConnectionsDoNotMigrate();
       log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
@@ -178,7 +185,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
           + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
         unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort()
           + ("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : ""),
-        handshakes != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
+        handshakes != null ? " with TLS" : "", Internals.transportName(vertx),
         Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
         options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
         options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
@@ -304,17 +311,17 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    */
   private void accept(NetSocket socket) {
     if (listener == null) {
-      listener = ChannelAdapter.listenerOf(socket);
+      listener = Listener.of(socket);
     }
     // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
-    ChannelAdapter.capReads(socket, limits.budget()::over);
+    ChannelSocket.capReads(socket, limits.budget()::over);
     String ip = clientAddress(socket);
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {
       // No more wait than there are connections that could give way (or a few, in a small house): the rest are turned
       // away at once.
       if (order.givesWay() && shutdown == null && newcomers.size() < Math.max(order.size(), FEWEST_WAITING)) {
-        ChannelAdapter.holdReading(socket);
+        HeldNewcomers.hold(socket);
         newcomers.add(new Newcomer(socket, ip));
         return;
       }
@@ -333,11 +340,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    */
   private void decide(Newcomer newcomer, long arrivedNanos) {
     NetSocket socket = newcomer.socket();
-    if (!ChannelAdapter.isOpen(socket)) {
+    if (!HeldNewcomers.isOpen(socket)) {
       // Its client left while it waited; it held no slot.
       return;
     }
-    ChannelAdapter.readAgain(socket);
+    HeldNewcomers.readAgain(socket);
     String ip = newcomer.ip();
     Rejection rejection = limits.tryAcquire(ip);
     Connection idle = null;
@@ -352,7 +359,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private void admit(NetSocket socket, String ip, Rejection rejection, Connection idle) {
     if (rejection != null) {
       metrics.connectionRejected(rejection);
-      ChannelAdapter.refuse(socket, vertx.getOrCreateContext(), Math.min(options.getLingerTimeoutMs(), REFUSAL_LINGER_MS));
+      ChannelSocket.refuse(socket, vertx.getOrCreateContext(), Math.min(options.getLingerTimeoutMs(), REFUSAL_LINGER_MS));
       return;
     }
     if (idle != null) {
@@ -369,8 +376,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** The server is stopping: newcomers still waiting for a slot are turned away, as over {@code maxConnections}. */
   private void turnAwayWaiting() {
     for (Newcomer newcomer : newcomers.removeAll()) {
-      if (ChannelAdapter.isOpen(newcomer.socket())) {
-        ChannelAdapter.readAgain(newcomer.socket());
+      if (HeldNewcomers.isOpen(newcomer.socket())) {
+        HeldNewcomers.readAgain(newcomer.socket());
         admit(newcomer.socket(), newcomer.ip(), limits.reject(Rejection.MAX_CONNECTIONS, newcomer.ip()), null);
       }
     }
@@ -385,8 +392,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       socket.close();
       return;
     }
-    Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
-      metrics, limits.connectionLogs(), ticker, order, closed -> {
+    Context loop = vertx.getOrCreateContext();
+    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+      requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
         } else {
@@ -483,7 +491,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       if (listener != null) {
         listener.resumeIfOpen();
       }
-      closing.transform(done -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(unbound);
+      closing.transform(done -> Listener.allUnbound(vertx, context)).onComplete(unbound);
       if (connections.isEmpty()) {
         allClosed.tryComplete();
       }
@@ -511,7 +519,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     // Vert.x closes their sockets with the others; none is decided for afterwards.
     context.runOnContext(v -> newcomers.removeAll());
     return netServer.close()
-      .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
+      .transform(closed -> Listener.allUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
       .onComplete(ar -> detach());
   }

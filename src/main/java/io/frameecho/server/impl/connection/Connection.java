@@ -16,7 +16,6 @@ import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
-import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  * arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
  * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
  */
-public final class Connection implements ChannelAdapter.Events, FrameParser.Listener, OrderedAnswers.Listener,
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
   ConnectionTimers.Events, BudgetAccount.Owner {
 
   /** The logger name operators configure, kept from before the packages were split by threading rule. */
@@ -117,17 +116,16 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
    * the end of {@code order}; its close lines rate-limited by {@code logs}.
    */
-  public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
+  public static Connection accept(AcceptedSocket accepted, Context context, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
-    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, logs, order, closedHandler);
+    Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", connection.remote);
     }
-    ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
+    ConnectionSocket socket = accepted.attach(connection, connection::readCap);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
-    socket.readsCappedBy(connection::readCap);
-    socket.deliverEarlyReads(connection);
+    accepted.deliverEarlyReads(connection);
     return connection;
   }
 

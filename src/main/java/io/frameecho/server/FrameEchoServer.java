@@ -21,7 +21,7 @@ public interface FrameEchoServer {
 
   /** A server with {@code options} (copied), not listening yet. */
   static FrameEchoServer create(Vertx vertx, FrameEchoOptions options) {
-    return new FrameEchoServerImpl(vertx, options);
+    return new DelegatingFrameEchoServer(new FrameEchoServerImpl(vertx, options));
   }
 
   /**

@@ -179,8 +179,8 @@ class TlsEmbedderTest {
   }
 
   /**
-   * The adapter under frame-echo's TLS (its one reach under Vert.x's API) on this Vert.x line: an upgrade whose TLS
-   * handler Vert.x cannot create (a cipher suite the engine does not know; the server's start refuses one, so the adapter
+   * The TLS upgrade under frame-echo's TLS (in the package that reaches under Vert.x's API) on this Vert.x line: an upgrade whose TLS
+   * handler Vert.x cannot create (a cipher suite the engine does not know; the server's start refuses one, so the upgrade
    * is called here directly) fails and closes its socket, rather than leave its client waiting for ever.
    */
   @Test
@@ -191,7 +191,7 @@ class TlsEmbedderTest {
     io.vertx.core.Promise<Void> closed = io.vertx.core.Promise.promise();
     io.vertx.core.net.NetServer server = vertx.createNetServer().connectHandler(socket -> {
       socket.closeHandler(v -> closed.tryComplete());
-      io.frameecho.server.impl.connection.ChannelAdapter.upgradeToTls(socket, unsupported)
+      io.frameecho.server.impl.netty.TlsUpgrade.upgradeToTls(socket, unsupported)
         .onComplete(ar -> upgrade.tryComplete(ar.cause()));
     });
     int port = await(server.listen(0, "127.0.0.1")).actualPort();

@@ -1,19 +1,16 @@
 package io.frameecho.server.impl;
 
-import io.frameecho.protocol.Frames;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.FrameEchoServer;
-import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.MetricsOptions;
-import io.frameecho.server.Rejection;
 import io.frameecho.server.RequestHandler;
-import io.frameecho.server.TlsOptions;
 import io.frameecho.server.impl.connection.ActivityOrder;
-import io.frameecho.server.impl.connection.ChannelAdapter;
 import io.frameecho.server.impl.connection.Connection;
+import io.frameecho.server.impl.netty.ChannelSocket;
+import io.frameecho.server.impl.netty.Internals;
+import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -32,32 +29,20 @@ import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The server behind {@link FrameEchoServer}: the book's {@code handle_accept} and the drain on shutdown, on the
- * event loop it was created on. Its connections' limits and budget are the deployment's ({@link ConnectionLimits}).
+ * The server behind the {@code FrameEchoServer} facade, which delegates to it: its lifecycle (listen, shutdown,
+ * close), TLS and readiness, on the event loop it was created on. Who is admitted is {@link Admission}'s, how
+ * shutdown's connections ended {@link Drain}'s, what start-up says {@link StartupChecks}'. Its connections' limits
+ * and budget are the deployment's ({@link ConnectionLimits}).
  */
-public final class FrameEchoServerImpl implements FrameEchoServer {
+public final class FrameEchoServerImpl {
 
-  /** The facade's logger name: the one operators configure and see on the listening and shutdown lines. */
-  private static final Logger log = LoggerFactory.getLogger(FrameEchoServer.class);
-  /** The Vert.x hooks line is logged by the first server of the process only. */
-  private static final AtomicBoolean HOOKS_LOGGED = new AtomicBoolean();
-  /** At most how long a refused client's input is read and discarded before its socket closes. */
-  private static final long REFUSAL_LINGER_MS = 1000;
-  /** How many newcomers may wait for a slot however few connections this loop has. */
-  private static final int FEWEST_WAITING = 16;
-  /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
-  private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
-  private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
+  /** The facade's logger name ({@code io.frameecho.server.FrameEchoServer}): the one operators configure and see on the listening and shutdown lines. */
+  public static final String LOGGER = "io.frameecho.server.FrameEchoServer";
+  private static final Logger log = LoggerFactory.getLogger(LOGGER);
 
   private final Vertx vertx;
   /** The event loop this server runs on. */
@@ -77,50 +62,43 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
   private final ActivityOrder order;
-  /** Newcomers waiting for a connection to give way to them; on its event loop only. */
-  private final WaitingNewcomers<Newcomer> newcomers;
-  /** Open connections of this server instance; touched on its event loop only. */
-  private final Set<Connection> connections = new HashSet<>();
+  /** Who is served, waits or is turned away; created at listen. */
+  private Admission admission;
+  /** Open connections of this server instance, and how they ended once shutdown began. */
+  private final Drain<Connection> drain = new Drain<>(Connection::cut);
   private Future<Void> shutdown;
   /** This server's answer to readiness, registered while it listens. */
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
-  private final Promise<Void> allClosed = Promise.promise();
-  private int drained;
-  private int closedIdle;
-  private int cut;
   /** The listening channel, learned from the first connection it accepted; null before. */
-  private ChannelAdapter.Listener listener;
+  private Listener listener;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
     this.context = vertx.getOrCreateContext();
     this.options = new FrameEchoOptions(Objects.requireNonNull(options, "options"));
-    this.operations = Operations.shared(vertx, ChannelAdapter.transportName(vertx));
+    this.operations = Operations.shared(vertx, Internals.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
-    this.newcomers = new WaitingNewcomers<>(ticker, this::decide);
   }
 
-  @Override
-  public FrameEchoServer requestHandler(RequestHandler handler) {
+  /** See {@code FrameEchoServer.requestHandler}. */
+  public void requestHandler(RequestHandler handler) {
     this.requestHandler = Objects.requireNonNull(handler, "handler");
-    return this;
   }
 
-  @Override
-  public FrameEchoServer metrics(FrameEchoMetrics metrics) {
+  /** See {@code FrameEchoServer.metrics}. */
+  public void metrics(FrameEchoMetrics metrics) {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
-    return this;
   }
 
-  @Override
-  public Future<FrameEchoServer> listen() {
+  /** See {@code FrameEchoServer.listen}. */
+  public Future<Void> listen() {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
     NetServerOptions netOptions;
     try {
-      netOptions = netServerOptions();
+      netOptions = StartupChecks.netServerOptions(options);
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }
@@ -141,7 +119,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return material.compose(loaded -> listen(netOptions, tls, loaded));
   }
 
-  private Future<FrameEchoServer> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
+  private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
@@ -157,6 +135,14 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
+    admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
+      (socket, ip) -> {
+        if (handshakes != null) {
+          handshakes.begin(socket, ip, established -> serve(established, ip));
+        } else {
+          serve(socket, ip);
+        }
+      });
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
     Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
@@ -169,51 +155,19 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       if (requestHandler instanceof EventBusHandler eventBus) {
         eventBus.checkConsumer();
       }
-      if (HOOKS_LOGGED.compareAndSet(false, true)) {
-        log.info("{}", ChannelAdapter.hooks());
-      }
-      warnIfQueuedConnectionsDoNotMigrate();
-      log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-          + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
-          + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
-        unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort()
-          + ("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()) ? " (all interfaces)" : ""),
-        handshakes != null ? " with TLS" : "", ChannelAdapter.transportName(vertx),
-        Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
-        options.getWriteQueueMaxSize(), describeHandler(), options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-        options.getIdleGiveWayMs(), limits.budget().limit(), options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(), options.getWriteStallTimeoutMs(),
-        options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
-      String descriptors = DescriptorLimit.shortfall(options.getMaxConnections(), DescriptorLimit.processLimit());
-      if (descriptors != null) {
-        log.warn("{}", descriptors);
-      }
-      return this;
+      StartupChecks.logInternalsOnce();
+      StartupChecks.warnIfQueuedConnectionsDoNotMigrate(vertx, reusePort());
+      StartupChecks.logListening(options, unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort(),
+        handshakes != null, Internals.transportName(vertx), StartupChecks.describeHandler(requestHandler, options.getHandler()),
+        limits.budget().limit());
+      StartupChecks.warnIfTooFewDescriptors(options.getMaxConnections());
+      return null;
     });
   }
 
   /** {@code netServerOptions.reusePort}: a new process may bind the same ports while this one runs (a restart). */
   private boolean reusePort() {
     return new NetServerOptions(options.getNetServerOptions()).isReusePort();
-  }
-
-  /**
-   * With {@code reusePort} on Linux, one WARN per process when {@code net.ipv4.tcp_migrate_req} is 0: a restart then
-   * resets the connections queued on this process's listener when it closes. Read off the event loop.
-   */
-  private void warnIfQueuedConnectionsDoNotMigrate() {
-    if (!reusePort() || !System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")
-        || !MIGRATE_REQ_CHECKED.compareAndSet(false, true)) {
-      return;
-    }
-    // Not Vert.x's readFile: a /proc file reports a size of 0, and it read nothing (the operator's trial saw no WARN).
-    vertx.executeBlocking(() -> java.nio.file.Files.readString(java.nio.file.Path.of(TCP_MIGRATE_REQ)), false).onSuccess(value -> {
-      if ("0".equals(value.trim())) {
-        log.warn("reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections its listener has "
-          + "queued and not accepted yet are reset instead of moving to the process that replaces it; "
-          + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection");
-      }
-    }).onFailure(e -> log.warn("reusePort is on and this kernel has no net.ipv4.tcp_migrate_req (Linux before 5.14): when this "
-      + "process stops, connections its listener has queued and not accepted yet are reset instead of moving to the new process"));
   }
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
@@ -259,121 +213,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return !server.isEmpty() ? server : !options.getUnixSocket().isEmpty() ? options.getUnixSocket() : String.valueOf(options.getPort());
   }
 
-  /** Vert.x's options from {@code netServerOptions}, then ours on top. */
-  private NetServerOptions netServerOptions() {
-    try {
-      options.checkTls();
-      options.checkListenAddress();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
-    }
-    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
-      .setHost(options.getHost())
-      .setPort(options.getPort());
-    TlsOptions tls = options.getTls();
-    if (tls != null) {
-      requireReadable("tls.certPath", tls.getCertPath());
-      requireReadable("tls.keyPath", tls.getKeyPath());
-    }
-    return netOptions;
-  }
-
-  private static void requireReadable(String key, String path) {
-    if (!Files.isReadable(Path.of(path))) {
-      throw new IllegalArgumentException("invalid frame-echo configuration: " + key + ": cannot read the file " + path);
-    }
-  }
-
-  private String describeHandler() {
-    HandlerOptions h = options.getHandler();
-    if (requestHandler instanceof EventBusHandler) {
-      return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
-    }
-    if (requestHandler instanceof EchoHandler) {
-      return "echo";
-    }
-    // A lambda's class name is noise (demo.App$$Lambda$162/0x...): say what it is instead.
-    return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
-  }
-
-  /**
-   * The book's {@code handle_accept}: every accepted socket becomes a {@link Connection}, unless over a limit.
-   * With every slot of {@code maxConnections} taken, the newcomer waits for the loop's next poll of its sockets
-   * ({@link WaitingNewcomers}), then the connection idle longest on this event loop gives its slot to it; only when
-   * none can is the newcomer turned away.
-   */
+  /** The book's {@code handle_accept}: the listener is learned from the first socket, then {@link Admission} decides. */
   private void accept(NetSocket socket) {
     if (listener == null) {
-      listener = ChannelAdapter.listenerOf(socket);
+      listener = Listener.of(socket);
     }
-    // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
-    ChannelAdapter.capReads(socket, limits.budget()::over);
-    String ip = clientAddress(socket);
-    Rejection rejection = limits.tryAcquire(ip);
-    if (rejection == Rejection.MAX_CONNECTIONS) {
-      // No more wait than there are connections that could give way (or a few, in a small house): the rest are turned
-      // away at once.
-      if (order.givesWay() && shutdown == null && newcomers.size() < Math.max(order.size(), FEWEST_WAITING)) {
-        ChannelAdapter.holdReading(socket);
-        newcomers.add(new Newcomer(socket, ip));
-        return;
-      }
-      rejection = limits.reject(Rejection.MAX_CONNECTIONS, ip);
-    }
-    admit(socket, ip, rejection, null);
-  }
-
-  /** A socket that waits for a slot, from {@code ip}. */
-  private record Newcomer(NetSocket socket, String ip) {
-  }
-
-  /**
-   * After the loop has read what its connections' clients sent: the newcomer takes a free slot, or the slot of the
-   * connection quiet longest since before it arrived, or is turned away.
-   */
-  private void decide(Newcomer newcomer, long arrivedNanos) {
-    NetSocket socket = newcomer.socket();
-    if (!ChannelAdapter.isOpen(socket)) {
-      // Its client left while it waited; it held no slot.
-      return;
-    }
-    ChannelAdapter.readAgain(socket);
-    String ip = newcomer.ip();
-    Rejection rejection = limits.tryAcquire(ip);
-    Connection idle = null;
-    if (rejection == Rejection.MAX_CONNECTIONS) {
-      idle = order.idlest(arrivedNanos);
-      rejection = idle == null ? limits.reject(Rejection.MAX_CONNECTIONS, ip) : limits.takeOver(ip);
-    }
-    admit(socket, ip, rejection, idle);
-  }
-
-  /** Serves the socket with its slot ({@code idle}, if not null, gives its own), or turns it away for {@code rejection}. */
-  private void admit(NetSocket socket, String ip, Rejection rejection, Connection idle) {
-    if (rejection != null) {
-      metrics.connectionRejected(rejection);
-      ChannelAdapter.refuse(socket, vertx.getOrCreateContext(), Math.min(options.getLingerTimeoutMs(), REFUSAL_LINGER_MS));
-      return;
-    }
-    if (idle != null) {
-      idle.giveWay();
-      limits.gaveWay(ip);
-    }
-    if (handshakes != null) {
-      handshakes.begin(socket, ip, established -> serve(established, ip));
-    } else {
-      serve(socket, ip);
-    }
-  }
-
-  /** The server is stopping: newcomers still waiting for a slot are turned away, as over {@code maxConnections}. */
-  private void turnAwayWaiting() {
-    for (Newcomer newcomer : newcomers.removeAll()) {
-      if (ChannelAdapter.isOpen(newcomer.socket())) {
-        ChannelAdapter.readAgain(newcomer.socket());
-        admit(newcomer.socket(), newcomer.ip(), limits.reject(Rejection.MAX_CONNECTIONS, newcomer.ip()), null);
-      }
-    }
+    admission.accept(socket);
   }
 
   /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
@@ -385,28 +230,17 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       socket.close();
       return;
     }
-    Connection connection = Connection.accept(socket, vertx.getOrCreateContext(), requestHandler, options, limits.budget(),
-      metrics, limits.connectionLogs(), ticker, order, closed -> {
+    Context loop = vertx.getOrCreateContext();
+    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+      requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
         } else {
           limits.release(ip);
         }
-        connections.remove(closed);
-        if (shutdown != null) {
-          if (closed.wasCut()) {
-            cut++;
-          } else if (closed.closedIdle()) {
-            closedIdle++;
-          } else {
-            drained++;
-          }
-          if (connections.isEmpty()) {
-            allClosed.tryComplete();
-          }
-        }
+        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
       });
-    connections.add(connection);
+    drain.opened(connection);
     if (shutdown != null) {
       // Accepted while stopping (the listener's last accepts reach this event loop after shutdown began): it is
       // served like the others, with the grace for its first request.
@@ -414,19 +248,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     }
   }
 
-  /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
-  private static String clientAddress(NetSocket socket) {
-    SocketAddress remote = socket.remoteAddress();
-    return remote == null ? "unknown" : remote.isDomainSocket() ? "unix"
-      : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
-  }
-
-  @Override
+  /** See {@code FrameEchoServer.updateTls}. */
   public Future<Void> updateTls(ServerSSLOptions tls) {
     return handshakes == null ? notTls() : handshakes.update(Objects.requireNonNull(tls, "tls"));
   }
 
-  @Override
+  /** See {@code FrameEchoServer.reloadTls}. */
   public Future<Void> reloadTls() {
     return handshakes == null ? notTls() : handshakes.reload();
   }
@@ -435,12 +262,12 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return Future.failedFuture(new IllegalStateException(netServer == null ? "not listening" : "this server does not serve TLS"));
   }
 
-  /** See {@link FrameEchoServer#reloadTls(Vertx)}. */
+  /** See {@code FrameEchoServer.reloadTls(Vertx)}. */
   public static Future<Integer> reloadAllTls(Vertx vertx) {
     return TlsHandshakes.reloadAll(vertx);
   }
 
-  @Override
+  /** See {@code FrameEchoServer.actualPort}. */
   public int actualPort() {
     return netServer == null ? 0 : netServer.actualPort();
   }
@@ -451,7 +278,6 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * yet stays queued until the listener closes (and moves to another listener of a reuseport group with Linux's
    * {@code tcp_migrate_req}), and one already accepted is served.
    */
-  @Override
   public Future<Void> shutdown() {
     if (netServer == null) {
       return Future.succeededFuture();
@@ -463,30 +289,29 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    turnAwayWaiting();
+    admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
-    shutdown = Future.all(unbound.future(), allClosed.future()).map(v -> {
+    drain.begin();
+    shutdown = Future.all(unbound.future(), drain.allClosed()).map(v -> {
       detach();
-      log.info("frame-echo on {} shut down{}: {} connection(s) drained, {} closed idle, {} cut",
+      log.info("frame-echo on {} shut down{}: {}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
-        stopCause(), drained, closedIdle, cut);
+        stopCause(), drain.summary());
       return null;
     });
     long timeout = options.getShutdownTimeoutMs();
     // Vert.x's own forced close still flushes first, which a client that does not read can block: at the
     // deadline, cut what is left. Connections still closing when Vert.x reports its part done are not cut.
-    long deadline = vertx.setTimer(Math.max(1, timeout), id -> List.copyOf(connections).forEach(Connection::cut));
-    allClosed.future().onComplete(ar -> vertx.cancelTimer(deadline));
+    long deadline = vertx.setTimer(Math.max(1, timeout), id -> drain.cutAll());
+    drain.allClosed().onComplete(ar -> vertx.cancelTimer(deadline));
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
     stopped.onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
       if (listener != null) {
         listener.resumeIfOpen();
       }
-      closing.transform(done -> ChannelAdapter.listenersUnbound(vertx, context)).onComplete(unbound);
-      if (connections.isEmpty()) {
-        allClosed.tryComplete();
-      }
+      closing.transform(done -> Listener.allUnbound(vertx, context)).onComplete(unbound);
+      drain.completeIfEmpty();
     });
     return shutdown;
   }
@@ -497,7 +322,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     return signal == null ? "" : " on " + signal;
   }
 
-  @Override
+  /** See {@code FrameEchoServer.close}. */
   public Future<Void> close() {
     if (netServer == null) {
       return Future.succeededFuture();
@@ -509,21 +334,21 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       handshakes.closeAll();
     }
     // Vert.x closes their sockets with the others; none is decided for afterwards.
-    context.runOnContext(v -> newcomers.removeAll());
+    context.runOnContext(v -> admission.forgetWaiting());
     return netServer.close()
-      .transform(closed -> ChannelAdapter.listenersUnbound(vertx, context)
+      .transform(closed -> Listener.allUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
       .onComplete(ar -> detach());
   }
 
-  @Override
+  /** See {@code FrameEchoServer.drainAndShutdown}. */
   public Future<Void> drainAndShutdown() {
     operations.draining();
     long delay = options.getDrainDelayMs();
     return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
   }
 
-  /** See {@link FrameEchoServer#checkTls}. */
+  /** See {@code FrameEchoServer.checkTls}. */
   public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
     ServerSSLOptions tls;
     try {

@@ -2,7 +2,7 @@ package io.frameecho.server.impl;
 
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandshakeFailure;
-import io.frameecho.server.impl.connection.ChannelAdapter;
+import io.frameecho.server.impl.netty.TlsUpgrade;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -67,7 +67,7 @@ final class TlsHandshakes {
     // Failures come through the upgrade's future; Vert.x would log the exception each one also raises.
     socket.exceptionHandler(e -> {
     });
-    ChannelAdapter.upgradeToTls(socket, material).onComplete(upgrade -> {
+    TlsUpgrade.upgradeToTls(socket, material).onComplete(upgrade -> {
       if (!underWay.remove(socket)) {
         return;
       }
@@ -79,7 +79,7 @@ final class TlsHandshakes {
       if (closing) {
         return;
       }
-      HandshakeFailure why = ChannelAdapter.handshakeFailure(upgrade.cause());
+      HandshakeFailure why = TlsUpgrade.handshakeFailure(upgrade.cause());
       metrics.handshakeFailed(why);
       limits.handshakeFailed(why, ip, describe(why, upgrade.cause()));
     });

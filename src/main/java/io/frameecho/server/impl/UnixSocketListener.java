@@ -31,7 +31,7 @@ import java.nio.file.Path;
  */
 final class UnixSocketListener {
 
-  private static final Logger log = LoggerFactory.getLogger(io.frameecho.server.FrameEchoServer.class);
+  private static final Logger log = LoggerFactory.getLogger(FrameEchoServerImpl.LOGGER);
   /** {@code S_IFMT} and {@code S_IFSOCK} of {@code st_mode}. */
   private static final int FILE_TYPE_MASK = 0170000;
   private static final int SOCKET_TYPE = 0140000;

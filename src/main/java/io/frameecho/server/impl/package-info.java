@@ -1,9 +1,12 @@
 /**
- * The server behind the {@link io.frameecho.server.FrameEchoServer} facade: {@link
- * io.frameecho.server.impl.FrameEchoServerImpl} accepts sockets on its verticle's event loop, turns each into a
- * {@link io.frameecho.server.impl.connection.Connection}, and drains them on shutdown. <b>Threading rule:</b> a
- * server's state is touched on the event loop it was created on, but for one process-wide flag (the start-up
- * line about Vert.x's internals is logged once). Its sub-packages are split by threading rule: {@code connection}
- * (one event loop), {@code shared} (every cross-thread access), {@code ops} (optional meters and health).
+ * The server behind the {@code io.frameecho.server.FrameEchoServer} facade (which delegates to it; nothing here
+ * imports the facade): {@link io.frameecho.server.impl.FrameEchoServerImpl} listens, shuts down and closes;
+ * {@link io.frameecho.server.impl.Admission} serves each accepted socket, lets it wait for a connection to give way,
+ * or turns it away; {@link io.frameecho.server.impl.Drain} counts how shutdown's connections ended;
+ * {@link io.frameecho.server.impl.StartupChecks} checks the options before binding and says what start-up must say.
+ * <b>Threading rule:</b> a server's state is touched on the event loop it was created on, but for process-wide flags
+ * (the start-up lines logged once per process). Its sub-packages are split by threading rule: {@code connection}
+ * (one event loop), {@code netty} (the only code that touches Netty's or Vert.x's internals), {@code shared} (every
+ * cross-thread access), {@code ops} (optional meters and health).
  */
 package io.frameecho.server.impl;

@@ -16,7 +16,7 @@ import java.util.function.IntSupplier;
  * before it pauses, so over the limit those reads must be small. Asked only for reads larger than a small one, on the
  * channel's event loop: the echo of small frames never asks.
  */
-final class CappedReads implements MaxMessagesRecvByteBufAllocator {
+public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
   /** The most one read takes while the budget is over its limit. */
   static final int SMALL_READ = BudgetAccount.SMALL_READ;
@@ -26,13 +26,13 @@ final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   private IntSupplier cap;
 
   /** Reads are small while {@code small} says so. */
-  CappedReads(RecvByteBufAllocator sizes, BooleanSupplier small) {
+  public CappedReads(RecvByteBufAllocator sizes, BooleanSupplier small) {
     this.sizes = sizes;
     this.cap = () -> small.getAsBoolean() ? SMALL_READ : Integer.MAX_VALUE;
   }
 
   /** From now on a read takes at most what {@code cap} says (set on the channel's event loop). */
-  void capWith(IntSupplier cap) {
+  public void capWith(IntSupplier cap) {
     this.cap = cap;
   }
 

@@ -16,7 +16,6 @@ import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
-import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  * arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
  * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
  */
-public final class Connection implements ChannelAdapter.Events, FrameParser.Listener, OrderedAnswers.Listener,
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
   ConnectionTimers.Events, BudgetAccount.Owner {
 
   /** The logger name operators configure, kept from before the packages were split by threading rule. */
@@ -79,19 +78,11 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   private int framesSinceSettled;
   /** A frame was under way at the last {@link #afterRead}. */
   private boolean frameUnderWay;
-  /** The book's {@code want_close}, with its reason: the first reason wins. */
-  private CloseReason closeReason;
+  /** The book's {@code want_close}, with its reason (the first wins), and how far the close has gone. */
+  private CloseState close = CloseState.OPEN;
   private Throwable ioError;
-  /** Every answer is written: the socket closes once they are flushed. */
-  private boolean closeRequested;
-  /** Closed at once, dropping what is queued (a close over TLS may still take a moment): not cut again. */
-  private boolean cutNow;
   /** The client shut down its sending side (or closed): answer what it sent, then close. */
   private boolean inputEnded;
-  /** Shutdown's deadline cut the connection. */
-  private boolean cutAtDeadline;
-  /** The connection ended with answers or responses it could not deliver. */
-  private boolean cut;
   /** A byte has arrived: the client has begun its first request. */
   private boolean receivedBytes;
   /** A whole request frame has arrived. */
@@ -99,8 +90,6 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   /** Shutdown has begun and this connection waits, within its first-request grace, for its first request. */
   private boolean shutdownPending;
   private long firstRequestTimer = -1;
-  /** Shutdown closed it at once, as it owed nothing. */
-  private boolean closedIdle;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
@@ -117,17 +106,16 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
    * the end of {@code order}; its close lines rate-limited by {@code logs}.
    */
-  public static Connection accept(NetSocket netSocket, Context context, RequestHandler handler, FrameEchoOptions options,
+  public static Connection accept(AcceptedSocket accepted, Context context, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
-    Connection connection = new Connection(netSocket.remoteAddress(), options, metrics, logs, order, closedHandler);
+    Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
     if (log.isDebugEnabled()) {
       log.debug("new client from {}", connection.remote);
     }
-    ChannelAdapter socket = ChannelAdapter.attach(netSocket, context, options.getWriteQueueMaxSize(), connection);
+    ConnectionSocket socket = accepted.attach(connection, connection::readCap);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
-    socket.readsCappedBy(connection::readCap);
-    socket.deliverEarlyReads(connection);
+    accepted.deliverEarlyReads(connection);
     return connection;
   }
 
@@ -159,7 +147,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void bytes(ByteBuf bytes) {
-    if (closeReason != null) {
+    if (close.decided()) {
       // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
       bytes.release();
       return;
@@ -184,7 +172,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * the read gate with it.
    */
   private void afterRead() {
-    if (closeReason != null) {
+    if (close.decided()) {
       return;
     }
     if (responses.readDone()) {
@@ -217,7 +205,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   @Override
   public void writable() {
     if (gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
-      if (!closeRequested) {
+      if (!close.stage().closeAsked()) {
         timers.writeDrained();
       }
       resumeReading(Reason.WRITE_QUEUE_FULL);
@@ -231,7 +219,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    */
   @Override
   public void shutdownRequested() {
-    if (closeReason != null || shutdownPending) {
+    if (close.decided() || shutdownPending) {
       return;
     }
     if (!receivedBytes) {
@@ -247,7 +235,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   private void firstRequestGraceOver() {
     firstRequestTimer = -1;
-    if (closeReason == null && !receivedBytes) {
+    if (!close.decided() && !receivedBytes) {
       closeForShutdown();
     }
     // A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs and the shutdown
@@ -256,8 +244,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   private void closeForShutdown() {
     if (owesNothing()) {
-      closedIdle = true;
-      closeReason = CloseReason.SERVER_SHUTDOWN;
+      close = close.decideIdle();
     }
     closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
   }
@@ -294,10 +281,10 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
       }
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
     } else {
-      if (closeReason == null) {
-        closeReason = CloseReason.IO_ERROR;
+      if (!close.decided()) {
         ioError = error;
       }
+      close = close.decide(CloseReason.IO_ERROR);
       forceClose();
     }
   }
@@ -403,7 +390,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   @Override
   public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
     long writeStallMs = options.getWriteStallTimeoutMs();
-    if (cutNow || writeStallMs == 0 || !writeStalledNow()) {
+    if (close.stage().cut() || writeStallMs == 0 || !writeStalledNow()) {
       return;
     }
     long sinceDataSent = socket.msSinceDataSent();
@@ -416,22 +403,20 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
           + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
         remote, stalledMs, waiting, used, limit);
     }
-    if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
-      closeReason = CloseReason.BUDGET_EVICTED;
-    }
+    close = close.overrulingShutdown(CloseReason.BUDGET_EVICTED);
     forceClose();
   }
 
   /** Its client takes no response byte: its write queue is full and reading paused for it, or a close waits to flush. */
   private boolean writeStalledNow() {
-    return closeRequested ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
+    return close.stage().closeAsked() ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
   }
 
   // ---- the clocks ----
 
   @Override
   public boolean idle(long idleMs) {
-    if (closeReason != null) {
+    if (close.decided()) {
       return true;
     }
     if (responses.awaiting() || !gate.isOpen() || !parser.atFrameBoundary()) {
@@ -446,7 +431,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void frameTimedOut(long elapsedMs) {
-    if (closeReason != null || parser.atFrameBoundary()) {
+    if (close.decided() || parser.atFrameBoundary()) {
       return;
     }
     if (logs.frameTimeout.logNow(remote)) {
@@ -459,15 +444,13 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   @Override
   public void writeStalled() {
-    if (cutNow || !writeStalledNow()) {
+    if (close.stage().cut() || !writeStalledNow()) {
       return;
     }
     if (logs.writeStall.logNow(remote)) {
       log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
     }
-    if (closeReason == null || closeReason == CloseReason.SERVER_SHUTDOWN) {
-      closeReason = CloseReason.WRITE_STALL;
-    }
+    close = close.overrulingShutdown(CloseReason.WRITE_STALL);
     forceClose();
   }
 
@@ -478,16 +461,14 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
    * nothing waits in the socket), the end is decided and the connection closes after its answers.
    */
   private void endIfInputDone() {
-    if (inputEnded && closeReason == null && gate.isOpen()) {
+    if (inputEnded && !close.decided() && gate.isOpen()) {
       closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
   private void closeAfterAnswers(CloseReason reason) {
-    if (closeReason == null) {
-      closeReason = reason;
-    }
+    close = close.decide(reason);
     gate.shut();
     order.remove(place);
     parser.pause();
@@ -498,15 +479,15 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   }
 
   private void closeIfDone() {
-    if (closeReason != null && !responses.awaiting() && !closeRequested) {
+    if (close.decided() && !responses.awaiting() && !close.stage().closeAsked()) {
       responses.flush();
-      closeRequested = true;
+      close = close.closeAsked();
       // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
       timers.writeWaiting();
-      if (closedIdle) {
+      if (close.stage().idle()) {
         socket.closeOwingNothing();
       } else {
-        socket.closeLingering(closeReason == CloseReason.IDLE_EVICTED
+        socket.closeLingering(close.reason() == CloseReason.IDLE_EVICTED
           ? Math.min(options.getLingerTimeoutMs(), GAVE_WAY_LINGER_MS) : options.getLingerTimeoutMs());
       }
     }
@@ -514,28 +495,27 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
   private void forceClose() {
-    closeRequested = true;
-    cutNow = true;
+    close = close.cut();
     socket.closeNow();
   }
 
   /** Cuts a connection that shutdown could not drain in time (one lingering has delivered everything). */
   public void cut() {
-    cutAtDeadline = !socket.lingering();
-    if (closeReason == null) {
-      closeReason = CloseReason.SERVER_SHUTDOWN;
-    }
-    forceClose();
+    // One lingering has delivered everything: only a cut before its FIN loses what it owed.
+    boolean undelivered = !socket.lingering();
+    close = close.decide(CloseReason.SERVER_SHUTDOWN);
+    close = undelivered ? close.cutAtDeadline() : close.cut();
+    socket.closeNow();
   }
 
   @Override
   public void closed() {
-    if (closeReason == null) {
+    if (!close.decided()) {
       // The socket closed before its end reached the parser.
-      closeReason = parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF;
+      close = close.decide(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
     boolean dropped = responses.drop();
-    cut = cutAtDeadline || writer.lost() || dropped;
+    close = close.ended(writer.lost() || dropped);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
     order.remove(place);
@@ -547,14 +527,14 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
     if (gate.clear()) {
       metrics.readingResumed();
     }
-    metrics.connectionClosed(closeReason);
+    metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
     // Last, so that the line means every count has been settled.
     if (log.isDebugEnabled()) {
       if (ioError == null) {
-        log.debug("{} {}", remote, closeReason);
+        log.debug("{} {}", remote, close.reason());
       } else {
-        log.debug("{} {}: {}", remote, closeReason, ioError.getMessage());
+        log.debug("{} {}: {}", remote, close.reason(), ioError.getMessage());
       }
     }
   }
@@ -588,7 +568,7 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
   }
 
   private boolean owesNothingWhateverTheGate() {
-    return closeReason == null && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
+    return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }
 
   /** Closes to make room for a newcomer, which takes this connection's slot: a FIN, as nothing is owed. */
@@ -598,17 +578,17 @@ public final class Connection implements ChannelAdapter.Events, FrameParser.List
 
   /** True when the connection closed to make room for a newcomer: its slot went to the newcomer. */
   public boolean gaveWay() {
-    return closeReason == CloseReason.IDLE_EVICTED;
+    return close.reason() == CloseReason.IDLE_EVICTED;
   }
 
   /** True when the connection ended with answers or responses it could not deliver. */
   public boolean wasCut() {
-    return cut;
+    return close.ending() == CloseState.Ending.CUT;
   }
 
   /** True when shutdown closed it at once because it owed nothing (and nothing was cut). */
   public boolean closedIdle() {
-    return closedIdle && !cut;
+    return close.ending() == null ? close.stage().idle() : close.ending() == CloseState.Ending.CLOSED_IDLE;
   }
 
   /** A failed handler's sample in its summary line; formatted only if that line is written. */

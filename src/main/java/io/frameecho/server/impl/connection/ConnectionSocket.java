@@ -5,10 +5,33 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * What a {@link Connection} does to its socket: the seam where it meets the channel. {@link ChannelAdapter}
- * is the socket; unit tests give a connection one of their own, and drive its events by hand.
+ * What a {@link Connection} does to its socket: the seam where it meets the channel. The channel's socket
+ * ({@code server.impl.netty.ChannelSocket}) is one; unit tests give a connection one of their own, and drive its
+ * {@link Events} by hand.
  */
-interface ConnectionSocket {
+public interface ConnectionSocket {
+
+  /** What the socket tells its connection; all on the connection's event loop, inside its context. */
+  interface Events {
+
+    /** Bytes read; the listener owns {@code bytes} and releases it. */
+    void bytes(ByteBuf bytes);
+
+    /** The client shut down its sending side (or the read side ended). */
+    void inputEnded();
+
+    /** The write queue went below its low-water mark. */
+    void writable();
+
+    /** An IO error (a reset, a TLS failure, ...). */
+    void failed(Throwable error);
+
+    /** Vert.x is shutting its server down: finish gracefully. */
+    void shutdownRequested();
+
+    /** The socket is closed, for whatever reason. */
+    void closed();
+  }
 
   /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
   void reading(boolean on);

@@ -39,6 +39,8 @@ final class OrderedAnswers implements Responses {
   private final Listener listener;
   /** Answers not written yet, oldest first; stays empty while answers complete at once. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
+  /** The connection has closed: what is still awaited was dropped, and answers that come later are ignored. */
+  private boolean dropped;
 
   OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget,
                  FrameEchoMetrics metrics, Listener listener) {
@@ -72,6 +74,10 @@ final class OrderedAnswers implements Responses {
 
   /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
   private void writeAnswered() {
+    if (dropped) {
+      // The connection has closed: an answer that comes after is nobody's.
+      return;
+    }
     Awaited head;
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
@@ -117,11 +123,12 @@ final class OrderedAnswers implements Responses {
 
   @Override
   public boolean drop() {
-    boolean dropped = !awaited.isEmpty();
+    dropped = true;
+    boolean lost = !awaited.isEmpty();
     Awaited next;
     while ((next = awaited.poll()) != null) {
       budget.release(next.heldBytes);
     }
-    return dropped;
+    return lost;
   }
 }

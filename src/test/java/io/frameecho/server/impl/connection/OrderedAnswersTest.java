@@ -230,5 +230,6 @@ class OrderedAnswersTest {
 
     answer(0, "A");
     assertEquals(0, written().length, "an answer after the connection closed is not written");
+    assertEquals(0, answered, "nor told to the closed connection, which would take it for a live one");
   }
 }

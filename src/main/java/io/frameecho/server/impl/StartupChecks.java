@@ -1,0 +1,133 @@
+package io.frameecho.server.impl;
+
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.EchoHandler;
+import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.HandlerOptions;
+import io.frameecho.server.RequestHandler;
+import io.frameecho.server.TlsOptions;
+import io.frameecho.server.impl.netty.Internals;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetServerOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * What a server checks and says at start-up: its options checked before it binds (TLS files readable, a listen
+ * address), its listening line, and once per process where the process is what it is about: the Vert.x internals in
+ * use (and any that are off, with why), a reuseport restart that would reset queued connections, too few file
+ * descriptors for {@code maxConnections}. Any thread: its flags are process-wide.
+ */
+final class StartupChecks {
+
+  private static final Logger log = LoggerFactory.getLogger(FrameEchoServerImpl.LOGGER);
+  /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
+  private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
+  /** The internals lines are logged by the first server of the process only. */
+  private static final AtomicBoolean INTERNALS_LOGGED = new AtomicBoolean();
+  private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
+
+  private StartupChecks() {
+  }
+
+  /** Once per process: which Vert.x runs and how frame-echo reads on it; then, if any internal is off, one WARN. */
+  static void logInternalsOnce() {
+    if (INTERNALS_LOGGED.compareAndSet(false, true)) {
+      log.info("{}", Internals.description());
+      String off = Internals.whatIsOff();
+      if (off != null) {
+        log.warn("{}", off);
+      }
+    }
+  }
+
+  /**
+   * With {@code reusePort} on Linux, one WARN per process when {@code net.ipv4.tcp_migrate_req} is 0: a restart then
+   * resets the connections queued on this process's listener when it closes. Read off the event loop.
+   */
+  static void warnIfQueuedConnectionsDoNotMigrate(Vertx vertx, boolean reusePort) {
+    if (!reusePort || !System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")
+        || !MIGRATE_REQ_CHECKED.compareAndSet(false, true)) {
+      return;
+    }
+    // Not Vert.x's readFile: a /proc file reports a size of 0, and it reads nothing.
+    vertx.executeBlocking(() -> Files.readString(Path.of(TCP_MIGRATE_REQ)), false).onSuccess(value -> {
+      String warning = migrateReqWarning(value);
+      if (warning != null) {
+        log.warn("{}", warning);
+      }
+    }).onFailure(e -> log.warn("reusePort is on and this kernel has no net.ipv4.tcp_migrate_req (Linux before 5.14): when this "
+      + "process stops, connections its listener has queued and not accepted yet are reset instead of moving to the new process"));
+  }
+
+  /** The warning for {@code tcp_migrate_req}'s {@code value}, or null when queued connections move on a restart. */
+  static String migrateReqWarning(String value) {
+    return "0".equals(value.trim()) ? "reusePort is on and net.ipv4.tcp_migrate_req is 0: when this process stops, connections "
+      + "its listener has queued and not accepted yet are reset instead of moving to the process that replaces it; "
+      + "set sysctl net.ipv4.tcp_migrate_req=1 (Linux 5.14+) for restarts without a lost connection" : null;
+  }
+
+  /** One WARN when the process may open too few descriptors for {@code maxConnections} (once per larger need). */
+  static void warnIfTooFewDescriptors(int maxConnections) {
+    String descriptors = DescriptorLimit.shortfall(maxConnections, DescriptorLimit.processLimit());
+    if (descriptors != null) {
+      log.warn("{}", descriptors);
+    }
+  }
+
+  /** The listening line, one per instance, with the settings that shape its connections. */
+  static void logListening(FrameEchoOptions options, String address, boolean tls, String transport, String handler, long budgetLimit) {
+    log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
+        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
+        + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
+      address + (address.startsWith("unix:") || !("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()))
+        ? "" : " (all interfaces)"),
+      tls ? " with TLS" : "", transport, Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
+      options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
+      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
+      options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
+  }
+
+  /** Vert.x's options from {@code netServerOptions}, then ours on top. */
+  static NetServerOptions netServerOptions(FrameEchoOptions options) {
+    try {
+      options.checkTls();
+      options.checkListenAddress();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
+    }
+    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+      .setHost(options.getHost())
+      .setPort(options.getPort());
+    TlsOptions tls = options.getTls();
+    if (tls != null) {
+      requireReadable("tls.certPath", tls.getCertPath());
+      requireReadable("tls.keyPath", tls.getKeyPath());
+    }
+    return netOptions;
+  }
+
+  private static void requireReadable(String key, String path) {
+    if (!Files.isReadable(Path.of(path))) {
+      throw new IllegalArgumentException("invalid frame-echo configuration: " + key + ": cannot read the file " + path);
+    }
+  }
+
+  /** How the listening line names {@code requestHandler}. */
+  static String describeHandler(RequestHandler requestHandler, HandlerOptions h) {
+    if (requestHandler instanceof EventBusHandler) {
+      return "eventbus:" + h.getAddress() + " timeoutMs=" + h.getTimeoutMs() + " maxInFlight=" + h.getMaxInFlight();
+    }
+    if (requestHandler instanceof EchoHandler) {
+      return "echo";
+    }
+    // A lambda's class name is noise (demo.App$$Lambda$162/0x...): say what it is instead.
+    return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
+  }
+}

@@ -1,0 +1,38 @@
+package io.frameecho.server.impl.netty;
+
+import io.vertx.core.Vertx;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** What start-up says of the internals this package reaches: what is used, and what is off and why. Any thread. */
+public final class Internals {
+
+  private Internals() {
+  }
+
+  /** One line: the Vert.x version, how reads reach a connection on it, and what epoll channels change. */
+  public static String description() {
+    return VertxLine.FOUND.description() + EpollProbe.FOUND.description();
+  }
+
+  /** One line naming every internal that was not found, what that turns off and why; null when all were found. */
+  public static String whatIsOff() {
+    return whatIsOff(VertxLine.FOUND, EpollProbe.FOUND);
+  }
+
+  static String whatIsOff(VertxLine line, EpollProbe epoll) {
+    List<String> off = new ArrayList<>();
+    if (line.off() != null) {
+      off.add(line.off());
+    }
+    off.addAll(epoll.off().stream().map(item -> "on epoll, " + item).toList());
+    return off.isEmpty() ? null : "frame-echo runs without some of Netty's and Vert.x's internals, each lookup turning off only "
+      + "what it serves: " + String.join("; ", off);
+  }
+
+  /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */
+  public static String transportName(Vertx vertx) {
+    return VertxLine.transportName(vertx);
+  }
+}

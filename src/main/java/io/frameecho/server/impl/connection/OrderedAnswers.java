@@ -88,13 +88,16 @@ final class OrderedAnswers implements Responses {
 
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
   private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
-    budget.release(heldBytes);
     Buffer response = answer.succeeded() ? answer.result() : null;
     if (response != null) {
+      // The response is held before its request is released: the other way round, the release would show the budget
+      // room it does not have, and a waiter could be admitted into it.
       boolean filled = writer.writeFrame(response);
+      budget.release(heldBytes);
       metrics.responseQueued(receivedNanos);
       return filled;
     }
+    budget.release(heldBytes);
     // Answers queued behind a failed one are dropped: the connection ends after what came before.
     drop();
     listener.handlerFailed(answer.failed() ? answer.cause()

@@ -90,10 +90,7 @@ final class OrderedAnswers implements Responses {
   private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     Buffer response = answer.succeeded() ? answer.result() : null;
     if (response != null) {
-      // The response is held before its request is released: the other way round, the release would show the budget
-      // room it does not have, and a waiter could be admitted into it.
-      boolean filled = writer.writeFrame(response);
-      budget.release(heldBytes);
+      boolean filled = writer.writeFrame(response, heldBytes);
       metrics.responseQueued(receivedNanos);
       return filled;
     }

@@ -37,12 +37,16 @@ final class ResponseWriter {
     return filled |= socket.writeQueueFull();
   }
 
-  /** A frame around an application's {@code payload}, which holds budget while it waits to be written; true as {@link #write}. */
-  boolean writeFrame(Buffer payload) {
+  /**
+   * A frame around an application's {@code payload}, which takes the place of its request's {@code requestBytes} in the
+   * budget until written (in one step: released first, the request would show room the response then takes; held
+   * first, both would count at once); true as {@link #write}.
+   */
+  boolean writeFrame(Buffer payload, int requestBytes) {
     int length = payload.length();
     socket.write(Frames.header(length));
+    budget.exchange(requestBytes, length);
     if (length > 0) {
-      budget.hold(length);
       socket.write(payload).onComplete(ar -> written(length, ar.succeeded()));
     }
     return filled |= socket.writeQueueFull();

@@ -179,9 +179,13 @@ public final class BudgetAccount {
     return budget.used() > budget.limit() / 2;
   }
 
-  /** Counts an application's response, held whatever the budget says. */
-  public void hold(int bytes) {
-    budget.reserve(bytes);
+  /** An application's response of {@code held} bytes takes the place of its request's {@code released}, at once. */
+  public void exchange(int released, int held) {
+    if (held >= released) {
+      budget.reserve(held - released);
+    } else {
+      budget.release(released - held);
+    }
   }
 
   public void release(int bytes) {

@@ -110,7 +110,7 @@ public class FrameEchoVerticle extends VerticleBase {
             log.info("frame-echo metrics on http://{}:{}/metrics, health on /health/live and /health/ready{}", metrics.getHost(),
               metricsPort, allInterfaces);
           } else {
-            // Found by an embedder's trial: the line advertised /metrics, which then answered 404.
+            // A registry that cannot be scraped: the line must not advertise a /metrics that would answer 404.
             log.warn("frame-echo health on http://{}:{}/health/live and /health/ready{}, but no /metrics there: {}; to serve "
               + "it, give Vert.x a PrometheusMeterRegistry (or a CompositeMeterRegistry holding one), or set metrics.endpoint "
               + "false and export that registry yourself", metrics.getHost(), metricsPort, allInterfaces, notScraped);

@@ -124,9 +124,9 @@ public final class FrameEchoServerImpl {
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
     if (tls != null && limits.instances() > 1) {
-      // Found by the operator's trial: every other TLS connection hung, with a NullPointerException each. Vert.x's
-      // shared listener hands the sockets of instances after the first no TLS context (5.1.6's NetServerImpl passes
-      // the sharing server's own, unset), and a handshake that TLS upgrades at accept then fails.
+      // Vert.x's shared listener hands the sockets of instances after the first no TLS context (5.1.6's NetServerImpl
+      // passes the sharing server's own, unset), and a handshake that TLS upgrades at accept then fails: each
+      // instance listens on its own.
       detach();
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: TLS with more than one "
         + "instance (-instances, DeploymentOptions.setInstances): Vert.x gives the sockets of a shared listener's other "

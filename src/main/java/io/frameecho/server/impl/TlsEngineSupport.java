@@ -26,7 +26,7 @@ import java.util.function.Predicate;
  * The protocol versions and cipher suites the TLS engine a server uses supports, to check a server's options against
  * before it serves with them. Vert.x checks neither: it drops a protocol it does not know without a word (every
  * handshake fails once none is left), and a cipher suite the engine does not know fails each connection's TLS handler
- * as it is made, with the client left waiting (both found by an embedder's trial).
+ * as it is made, with the client left waiting.
  */
 final class TlsEngineSupport {
 

@@ -73,8 +73,8 @@ final class TlsMaterial {
 
   /**
    * Each private key signs, and its certificate's public key verifies: a key that is not the certificate's (a
-   * rotation that replaced one file of the pair, or the wrong one) loads without a word and fails every handshake,
-   * found by the operator's trial. Refused here, the certificate in use is kept.
+   * rotation that replaced one file of the pair, or the wrong one) loads without a word and fails every handshake.
+   * Refused here, the certificate in use is kept.
    */
   private static void requireMatchingPairs(javax.net.ssl.KeyManagerFactory keys) {
     for (javax.net.ssl.KeyManager manager : keys.getKeyManagers()) {

@@ -14,7 +14,7 @@ import java.util.List;
  * timer, and Netty runs a timer that falls due only in a batch of tasks after a poll of its sockets: by then such a
  * request has been read, and a connection still quiet since before the newcomer arrived really was quiet. A timer
  * decides only the newcomers that were waiting when it was set: one that arrives after may come in the batch that
- * runs the timer, before any poll (found by the hostile trial), and waits for the next timer. On the server's event
+ * runs the timer, before any poll, and waits for the next timer. On the server's event
  * loop only.
  *
  * @param <N> a newcomer: its socket and its address

@@ -551,8 +551,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /**
    * Paused for the budget alone, at a frame boundary, owing nothing, and its client has closed its side: a paused
    * socket is not read, so the server would see that end only once the budget has room again, and until then the
-   * connection would keep its slot (found by a hostile trial: answered clients that closed while the budget was
-   * spent filled {@code maxConnections}). Asks the kernel, so only when a newcomer needs the slot.
+   * connection would keep its slot. Asks the kernel, so only when a newcomer needs the slot.
    */
   private boolean leftWhileWaitingForBudget() {
     return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)

@@ -143,8 +143,8 @@ final class ConnectionTimers {
 
   /**
    * The write-stall clock looks four times per timeout: the kernel takes its share of a queue just after it fills, and
-   * checked once per timeout that counted as progress, so a client that read nothing was closed after two timeouts
-   * (found by a hostile trial: 60.3 s for a 30 s setting). Now after at most a quarter more than one.
+   * checked once per timeout that would count as progress, so a client that reads nothing would be closed only after
+   * two timeouts. Four looks close it within a quarter more than one.
    */
   private long writeCheckMs() {
     return Math.max(1, writeStallTimeoutMs / 4);

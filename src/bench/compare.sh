@@ -22,6 +22,8 @@
 # on port 1236 and a Vert.x NetServer + RecordParser echo (src/bench/VertxNetEcho.java, public API only, one event
 # loop) on port 1237, both run by the JDK's source launcher on the runnable jar's classpath; they run beside
 # frame-echo, measured alternately with it, and each gets a paired ratio frame-echo / reference.
+# Their idle-test rows are rough: the source launcher's compiler leaves objects in the heap that are freed
+# between the two readings (a 500-connection smoke run read a negative live heap per connection for both).
 # A lever, before and after in the same run: BASELINE_JAR (a frame-echo jar built from another commit)
 # and/or BASELINE_JAVA_OPTS (other JVM flags) add a third server, "baseline", and a ratio
 # frame-echo / baseline to every scenario. The baseline runs at the same time as frame-echo (on the next

@@ -2,19 +2,28 @@
 # Side-by-side benchmark of frame-echo and the book's C++ server (chapter 06), on this machine.
 #
 #   src/bench/compare.sh            build both, run every scenario, print markdown tables
+#   REFS=1 src/bench/compare.sh     the same, with raw Netty and Vert.x's NetServer beside frame-echo
 #
 # Each server runs pinned to CPU 0 and the load generator (frame-echo's bench) to CPU 1. For each
 # scenario: a warm-up run whose figures are dropped, then ROUNDS measured runs; the server's CPU time and
-# resident memory are read from /proc around each measured run, and the tables show the median. Then 10,000 idle connections: server
+# resident memory are read from /proc around each measured run, and the tables show the median. Scenario 8
+# is churn (bench --churn): 32 clients each connect, send one 16-byte frame, read the echo, close, and again;
+# its table shows connections/s, server CPU per connection and connect-to-echo latency. Then 10,000 idle connections: server
 # memory before and after, after a busy spell (for the JVM after a GC requested with jcmd, and also its
 # live heap from a class histogram), and a busy client's requests/s next to them.
 #
 # Environment: DURATION (seconds per measured run, default 10), ROUNDS (measured runs per scenario and
 # server, default 1), WARMUP (default 3), IDLE (idle
 # connections, default 10000), OUT (where JSON results go, default target/compare), SKIP_BUILD=1,
-# SCENARIOS (a space-separated subset of the scenario numbers 1-7; empty for only the idle test; IDLE=0
-# skips the idle test), JAVA_OPTS (frame-echo's JVM flags), BOOK=0 (leave the book's server out: an A/B run of two
+# SCENARIOS (a space-separated subset of the scenario numbers 1-8; empty for only the idle test; IDLE=0
+# skips the idle test), JAVA_OPTS (frame-echo's JVM flags, and the references'), BOOK=0 (leave the book's server out: an A/B run of two
 # frame-echo builds takes a third less time).
+# References, taken literally: REFS=1 adds a raw Netty 4.2 echo (src/bench/RawNettyEcho.java, epoll, one event loop)
+# on port 1236 and a Vert.x NetServer + RecordParser echo (src/bench/VertxNetEcho.java, public API only, one event
+# loop) on port 1237, both run by the JDK's source launcher on the runnable jar's classpath; they run beside
+# frame-echo, measured alternately with it, and each gets a paired ratio frame-echo / reference.
+# Their idle-test rows are rough: the source launcher's compiler leaves objects in the heap that are freed
+# between the two readings (a 500-connection smoke run read a negative live heap per connection for both).
 # A lever, before and after in the same run: BASELINE_JAR (a frame-echo jar built from another commit)
 # and/or BASELINE_JAVA_OPTS (other JVM flags) add a third server, "baseline", and a ratio
 # frame-echo / baseline to every scenario. The baseline runs at the same time as frame-echo (on the next
@@ -31,12 +40,15 @@ ROUNDS=${ROUNDS:-1}
 WARMUP=${WARMUP:-3}
 IDLE=${IDLE:-10000}
 OUT=${OUT:-$ROOT/target/compare}
-SCENARIOS=${SCENARIOS-1 2 3 4 5 6 7}
+SCENARIOS=${SCENARIOS-1 2 3 4 5 6 7 8}
 JAVA_OPTS=${JAVA_OPTS:-}
 BASELINE_JAR=${BASELINE_JAR:-}
 SERVERS=(frame-echo)
 if [ -n "$BASELINE_JAR" ] || [ -n "${BASELINE_JAVA_OPTS+set}" ]; then
   SERVERS=(baseline frame-echo)
+fi
+if [ "${REFS:-0}" != 0 ]; then
+  SERVERS+=(netty vertx)
 fi
 if [ "${BOOK:-1}" != 0 ]; then
   SERVERS+=(book)
@@ -53,6 +65,7 @@ SCENARIO_NAMES=(
   "4 conns, depth 1, 1 MiB"
   "1 conn, 32 MiB frames"
   "1000 conns, depth 1, 16 B"
+  "churn: 32 clients, a connection per 16 B request"
 )
 SCENARIO_ARGS=(
   ""
@@ -63,6 +76,7 @@ SCENARIO_ARGS=(
   "-c 4 -P 1 -s 1MiB"
   "-c 1 -P 1 -s 32MiB"
   "-c 1000 -P 1 -s 16"
+  "--churn -c 32 -s 16"
 )
 
 die() { echo "compare.sh: $*" >&2; exit 1; }
@@ -83,10 +97,11 @@ g++ -O2 -o "$OUT/06_server" "$SEED/06_server.cpp" || die "g++ failed"
 # The benchmark runs from a copy, so a rebuild during a long run cannot pull the jar from under it.
 cp "$JAR" "$OUT/frame-echo.jar"
 cp "${BASELINE_JAR:-$JAR}" "$OUT/baseline.jar"
+cp "$ROOT/src/bench/RawNettyEcho.java" "$ROOT/src/bench/VertxNetEcho.java" "$OUT/"
 BENCH=(taskset -c 1 java -jar "$OUT/frame-echo.jar" bench -q -t 1)
 
-# The book's server listens on 1234, always; a baseline runs beside frame-echo, on the next port.
-declare -A PORTS=([frame-echo]=$PORT [baseline]=$((PORT + 1)) [book]=$PORT)
+# The book's server listens on 1234, always; a baseline and the references run beside frame-echo, on the next ports.
+declare -A PORTS=([frame-echo]=$PORT [baseline]=$((PORT + 1)) [netty]=$((PORT + 2)) [vertx]=$((PORT + 3)) [book]=$PORT)
 declare -A PIDS=()
 stop_server() { # name
   local pid=${PIDS[$1]:-}
@@ -119,6 +134,12 @@ start_server() { # name
       FRAME_ECHO_PORT=$port FRAME_ECHO_MAX_CONNECTIONS=$((IDLE + 10000)) taskset -c 0 java $BASELINE_JAVA_OPTS \
         -jar "$OUT/baseline.jar" >"$OUT/baseline.log" 2>&1 &
       ;;
+    # The references: the source launcher compiles them at start, in the server's JVM (its CPU is read
+    # around each measured run only, so the compilation is not counted).
+    # shellcheck disable=SC2086
+    netty) taskset -c 0 java $JAVA_OPTS -cp "$OUT/frame-echo.jar" "$OUT/RawNettyEcho.java" "$port" >"$OUT/netty.log" 2>&1 & ;;
+    # shellcheck disable=SC2086
+    vertx) taskset -c 0 java $JAVA_OPTS -cp "$OUT/frame-echo.jar" "$OUT/VertxNetEcho.java" "$port" >"$OUT/vertx.log" 2>&1 & ;;
     book) taskset -c 0 "$OUT/06_server" >/dev/null 2>"$OUT/book.log" & ;;
   esac
   PIDS[$1]=$!
@@ -207,7 +228,10 @@ idle_memory() { # server
 }
 
 rm -f "$OUT"/*-idle.json "$OUT"/*-r[0-9]*.json
-if [ "${SERVERS[0]}" = baseline ]; then run_pass baseline frame-echo; else run_pass frame-echo; fi
+# Every server but the book's (which has port 1234 to itself) runs in one pass, measured alternately.
+PASS=()
+for server in "${SERVERS[@]}"; do [ "$server" = book ] || PASS+=("$server"); done
+run_pass "${PASS[@]}"
 if [ "${SERVERS[-1]}" = book ]; then run_pass book; fi
 if [ "$IDLE" -gt 0 ]; then
   for server in "${SERVERS[@]}"; do
@@ -218,7 +242,10 @@ fi
 python3 - "$OUT" "$SCENARIOS" "${SERVERS[*]}" "$ROUNDS" "${SCENARIO_NAMES[@]:1}" <<'PY'
 import json, sys, os, statistics
 out, wanted, servers, rounds, names = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), int(sys.argv[4]), sys.argv[5:]
-shown = {"baseline": "frame-echo (baseline)", "frame-echo": "frame-echo", "book": "book (C++, poll)"}
+shown = {"baseline": "frame-echo (baseline)", "frame-echo": "frame-echo", "book": "book (C++, poll)",
+         "netty": "raw Netty 4.2 (epoll, one loop)", "vertx": "Vert.x NetServer + RecordParser"}
+# Measured in the same pass as frame-echo, seconds apart: their ratios are paired round by round.
+paired = [s for s in ("baseline", "netty", "vertx") if s in servers]
 keys = ("rps", "p50", "p99", "mbps", "cpu", "rss", "srvpct", "benchpct")
 def load(path):
     with open(os.path.join(out, path)) as f:
@@ -231,33 +258,50 @@ def run(server, n, r):
     return {"rps": b["requestsPerSecond"], "p50": b["latencyMicros"]["p50"], "p99": b["latencyMicros"]["p99"],
             "mbps": b["receivedMBps"], "cpu": cpu_us / req, "rss": s["rssKiB"] / 1024,
             "srvpct": 100 * cpu_us / 1e6 / secs, "benchpct": 100 * b["clientCpuSeconds"] / secs,
-            "bad": b["errors"] + b["mismatches"] + b["connectionFailures"]}
+            "bad": b["errors"] + b["mismatches"] + b["connectionFailures"], "churn": bool(b.get("churn"))}
 def fmt(v):
     return f"{v:,.0f}" if v >= 100 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
-print(f"Medians of {rounds} measured run(s) per scenario and server." if rounds > 1 else "One measured run per scenario and server.")
-print()
-print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB | server CPU % | bench CPU % |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for n in wanted:
+def rows(n, columns):
+    """The rows of scenario n: each server's medians, then frame-echo's ratio to each other server."""
     name = names[int(n) - 1]
     runs = {server: [run(server, n, r) for r in range(1, rounds + 1)] for server in servers}
     med = {server: {k: statistics.median(x[k] for x in runs[server]) for k in keys} for server in servers}
     for server in servers:
         r = med[server]
         flag = " (errors!)" if any(x["bad"] for x in runs[server]) else ""
-        print(f"| {name} | {shown[server]}{flag} | {fmt(r['rps'])} | {fmt(r['p50'])} | {fmt(r['p99'])} | {fmt(r['mbps'])} | {r['cpu']:.2f} | {r['rss']:.1f} | {r['srvpct']:.0f} | {r['benchpct']:.0f} |")
-    if "book" in servers:
-        fe, o = med["frame-echo"], med["book"]
-        ratio = lambda k: f"{fe[k] / o[k]:.2f}" if o[k] else "-"
-        print(f"| {name} | **ratio frame-echo / book** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
-    if "baseline" in servers:
-        # Paired: round r of frame-echo against round r of the baseline, measured seconds apart.
+        cells = [f"{r[k]:.2f}" if k == "cpu" else f"{r[k]:.1f}" if k == "rss" else f"{r[k]:.0f}" if k.endswith("pct") else fmt(r[k])
+                 for k in columns]
+        print(f"| {name} | {shown[server]}{flag} | " + " | ".join(cells) + " |")
+    if "frame-echo" not in servers:
+        return
+    for other in paired:
+        # Paired: round r of frame-echo against round r of the other, measured seconds apart.
         def ratio(k):
-            rs = sorted(f[k] / b[k] for f, b in zip(runs["frame-echo"], runs["baseline"]) if b[k])
+            rs = sorted(f[k] / b[k] for f, b in zip(runs["frame-echo"], runs[other]) if b[k])
             if not rs:
                 return "-"
             return f"{statistics.median(rs):.2f}" + (f" ({rs[0]:.2f}-{rs[-1]:.2f})" if len(rs) > 1 else "")
-        print(f"| {name} | **ratio frame-echo / baseline** | {ratio('rps')} | {ratio('p50')} | {ratio('p99')} | {ratio('mbps')} | {ratio('cpu')} | {ratio('rss')} | | |")
+        print(f"| {name} | **ratio frame-echo / {other}** | " + " | ".join(ratio(k) if not k.endswith("pct") else "" for k in columns) + " |")
+    if "book" in servers:
+        fe, o = med["frame-echo"], med["book"]
+        print(f"| {name} | **ratio frame-echo / book** | "
+              + " | ".join((f"{fe[k] / o[k]:.2f}" if o[k] else "-") if not k.endswith("pct") else "" for k in columns) + " |")
+first = servers[0]
+steady = [n for n in wanted if not run(first, n, 1)["churn"]]
+churn = [n for n in wanted if run(first, n, 1)["churn"]]
+print(f"Medians of {rounds} measured run(s) per scenario and server." if rounds > 1 else "One measured run per scenario and server.")
+if steady:
+    print()
+    print("| scenario | server | requests/s | p50 µs | p99 µs | MB/s each way | server CPU µs/request | server RSS MiB | server CPU % | bench CPU % |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n in steady:
+        rows(n, ("rps", "p50", "p99", "mbps", "cpu", "rss", "srvpct", "benchpct"))
+if churn:
+    print()
+    print("| churn scenario | server | connections/s | server CPU µs/connection | connect-to-echo p50 µs | connect-to-echo p99 µs | server RSS MiB | server CPU % | bench CPU % |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for n in churn:
+        rows(n, ("rps", "cpu", "p50", "p99", "rss", "srvpct", "benchpct"))
 if not any(os.path.exists(os.path.join(out, f"{server}-idle.json")) for server in servers):
     sys.exit(0)
 print()

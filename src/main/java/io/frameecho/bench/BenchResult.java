@@ -77,10 +77,12 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
       .put("sizeMax", settings.size().max())
       .put("rate", settings.rate())
       .put("verify", settings.verify())
+      .put("churn", settings.churn())
       .put("warmupSeconds", settings.warmupSeconds())
       .put("elapsedSeconds", round(elapsedSeconds))
       .put("requests", requests)
       .put("requestsPerSecond", round(requestsPerSecond()))
+      .put("connectionsPerSecond", settings.churn() ? round(requestsPerSecond()) : null)
       .put("sentMBps", round(sentMBps()))
       .put("receivedMBps", round(receivedMBps()))
       .put("errors", errors)
@@ -99,14 +101,23 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
 
   /** The human-readable report. */
   public void print(PrintStream out) {
-    out.printf(Locale.ROOT, "target:          %s, %d connections, pipeline %d, size %s%s%n", settings.target(),
-      settings.connections(), settings.pipeline(), settings.size(), settings.rate() > 0 ? String.format(Locale.ROOT, ", rate %.0f/s", settings.rate()) : "");
+    if (settings.churn()) {
+      out.printf(Locale.ROOT, "target:          %s, %d clients, each a connection per request, size %s%n", settings.target(),
+        settings.connections(), settings.size());
+    } else {
+      out.printf(Locale.ROOT, "target:          %s, %d connections, pipeline %d, size %s%s%n", settings.target(),
+        settings.connections(), settings.pipeline(), settings.size(), settings.rate() > 0 ? String.format(Locale.ROOT, ", rate %.0f/s", settings.rate()) : "");
+    }
     out.printf(Locale.ROOT, "measured:        %.2f s after %.1f s of warm-up%s%n", elapsedSeconds, settings.warmupSeconds(),
       settings.verify() ? ", every byte verified" : "");
-    out.printf(Locale.ROOT, "requests:        %d (%.1f requests/s)%n", requests, requestsPerSecond());
+    if (settings.churn()) {
+      out.printf(Locale.ROOT, "connections:     %d (%.1f connections/s), each one request echoed%n", requests, requestsPerSecond());
+    } else {
+      out.printf(Locale.ROOT, "requests:        %d (%.1f requests/s)%n", requests, requestsPerSecond());
+    }
     out.printf(Locale.ROOT, "payload:         %.2f MB/s sent, %.2f MB/s received%n", sentMBps(), receivedMBps());
-    out.printf(Locale.ROOT, "latency (us):    p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
-      latencyMicros(50), latencyMicros(90), latencyMicros(99), latencyMicros(99.9), maxLatencyMicros());
+    out.printf(Locale.ROOT, "%s p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%n",
+      settings.churn() ? "connect to echo (us):" : "latency (us):   ", latencyMicros(50), latencyMicros(90), latencyMicros(99), latencyMicros(99.9), maxLatencyMicros());
     out.printf(Locale.ROOT, "failures:        %d connection failures, %d errors, %d mismatches%n", connectionFailures, errors, mismatches);
     if (serverCloses > 0) {
       out.printf(Locale.ROOT, "closed by server: %d connections ended cleanly (a FIN after whole responses), %d requests unanswered%n",
@@ -115,8 +126,9 @@ public record BenchResult(BenchSettings settings, long requests, double elapsedS
     if (firstError != null) {
       out.printf(Locale.ROOT, "first error:     %s%n", firstError);
     }
-    out.printf(Locale.ROOT, "load generator:  %.2f s CPU on %d %s event loops (%.0f%% of one core), %.2f us CPU per request%n",
-      clientCpuSeconds, settings.threads(), LoadGenerator.transport(), elapsedSeconds > 0 ? 100 * clientCpuSeconds / elapsedSeconds : 0, clientCpuMicrosPerRequest());
+    out.printf(Locale.ROOT, "load generator:  %.2f s CPU on %d %s event loops (%.0f%% of one core), %.2f us CPU per %s%n",
+      clientCpuSeconds, settings.threads(), LoadGenerator.transport(), elapsedSeconds > 0 ? 100 * clientCpuSeconds / elapsedSeconds : 0,
+      clientCpuMicrosPerRequest(), settings.churn() ? "connection" : "request");
   }
 
   /** The standard HdrHistogram percentile distribution, in microseconds. */

@@ -7,10 +7,13 @@ package io.frameecho.bench;
  * @param rate total requests per second across all connections (open loop), or 0 for closed loop
  * @param idle open the connections and send nothing (to measure a server's memory per connection)
  * @param unixSocket connect to this unix domain socket instead of {@code host} and {@code port}, or null
+ * @param churn a connection per request: each of {@code connections} clients connects, sends one frame, reads
+ *     its echo, closes, and again ({@code requests} then counts connections)
  */
 public record BenchSettings(String host, int port, int connections, int pipeline, SizeRange size,
                             double durationSeconds, long requests, double warmupSeconds, boolean verify,
-                            double rate, int threads, boolean idle, String label, String unixSocket) {
+                            double rate, int threads, boolean idle, String label, String unixSocket,
+                            boolean churn) {
 
   public BenchSettings {
     require(host != null && !host.isBlank(), "--host must not be empty");
@@ -28,6 +31,8 @@ public record BenchSettings(String host, int port, int connections, int pipeline
     require(threads >= 1, "--threads must be at least 1, not " + threads);
     require(unixSocket == null || !unixSocket.isEmpty(), "--unix-socket needs a path");
     require(!(idle && (rate > 0 || requests > 0 || verify)), "--idle sends nothing: it excludes --rate, --requests and --verify");
+    require(!(churn && (idle || rate > 0 || pipeline > 1)),
+      "--churn sends one frame per connection: it excludes --idle, --rate and --pipeline above 1");
   }
 
   private static void require(boolean condition, String message) {
@@ -45,6 +50,9 @@ public record BenchSettings(String host, int port, int connections, int pipeline
   public String describe() {
     if (label != null && !label.isBlank()) {
       return label;
+    }
+    if (churn) {
+      return target() + " churn c=" + connections + " " + size;
     }
     return target() + " c=" + connections + " p=" + pipeline + " " + size + (rate > 0 ? " rate=" + (long) rate + "/s" : "");
   }

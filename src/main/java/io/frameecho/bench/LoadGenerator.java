@@ -35,7 +35,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Drives one benchmark run: opens the connections on a group of Netty event loops, lets them send, prints
+ * Drives one benchmark run: opens the connections on a group of Netty event loops (or, with churn, lets
+ * clients connect per request: {@link ChurnLoad}), lets them send, prints
  * a progress line a second, and gathers the figures measured after the warm-up. The calling thread
  * waits; it must not be an event loop.
  */
@@ -71,21 +72,79 @@ public final class LoadGenerator {
     ByteBuf template = payloadTemplate();
     List<BenchConnection> connections = new ArrayList<>();
     List<Channel> channels = new ArrayList<>();
+    ChurnLoad churn = null;
     try {
+      if (settings.churn()) {
+        churn = new ChurnLoad(settings, stats, budget, template, group, bootstrap(group), churnAddress(),
+          tls == null ? null : tls.context());
+        return measure(stats, churnLoad(churn), progress);
+      }
       connect(group, stats, budget, template, connections, channels);
       if (channels.isEmpty()) {
         return new BenchResult(settings, 0, 0, 0, 0, 0, 0, stats.connectionFailures.sum(), 0, 0,
           new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3), 0,
           stats.firstError() != null ? stats.firstError() : "no connection could be opened");
       }
-      return measure(stats, connections, channels, progress);
+      return measure(stats, steadyLoad(connections, channels), progress);
     } finally {
+      if (churn != null) {
+        churn.closeAll();
+      }
       for (Channel c : channels) {
         c.close();
       }
       group.shutdownGracefully(0, 2, TimeUnit.SECONDS).await(10, TimeUnit.SECONDS);
       template.release();
     }
+  }
+
+  /** What {@link #measure} drives: the connections of a steady run, or the clients of a churn run. */
+  private interface Load {
+    void start();
+
+    /** Waits until the load has ended by itself (true: the request count spent, or every connection closed) or the time is up. */
+    boolean awaitEnd(long nanos) throws InterruptedException;
+
+    /** Asks the load to end once what is in flight is answered. */
+    void stop();
+  }
+
+  private static Load steadyLoad(List<BenchConnection> connections, List<Channel> channels) {
+    return new Load() {
+      @Override
+      public void start() {
+        connections.forEach(BenchConnection::start);
+      }
+
+      @Override
+      public boolean awaitEnd(long nanos) throws InterruptedException {
+        return waitForCloseOrTime(channels, nanos);
+      }
+
+      @Override
+      public void stop() {
+        connections.forEach(BenchConnection::stop);
+      }
+    };
+  }
+
+  private static Load churnLoad(ChurnLoad churn) {
+    return new Load() {
+      @Override
+      public void start() {
+        churn.start();
+      }
+
+      @Override
+      public boolean awaitEnd(long nanos) throws InterruptedException {
+        return churn.awaitEnd(nanos);
+      }
+
+      @Override
+      public void stop() {
+        churn.stop();
+      }
+    };
   }
 
   /** Native epoll where it loads (fewer system calls per request), NIO elsewhere. */
@@ -112,6 +171,28 @@ public final class LoadGenerator {
     return Epoll.isAvailable() ? new DomainSocketAddress(settings.unixSocket()) : UnixDomainSocketAddress.of(settings.unixSocket());
   }
 
+  /** For churn, a TCP address resolved once rather than at every connect. */
+  private SocketAddress churnAddress() {
+    if (settings.unixSocket() == null) {
+      InetSocketAddress resolved = new InetSocketAddress(settings.host(), settings.port());
+      if (!resolved.isUnresolved()) {
+        return resolved;
+      }
+    }
+    return serverAddress();
+  }
+
+  /** The channel class and options every connection of the run uses. */
+  private Bootstrap bootstrap(EventLoopGroup group) {
+    Bootstrap bootstrap = new Bootstrap().group(group).channel(channelClass())
+      .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+    if (settings.unixSocket() == null) {
+      // A unix socket has no Nagle to switch off (Netty would warn of an unknown option).
+      bootstrap.option(ChannelOption.TCP_NODELAY, true);
+    }
+    return bootstrap;
+  }
+
   private ByteBuf payloadTemplate() {
     if (settings.verify() || settings.idle() || settings.size().max() == 0) {
       return Unpooled.buffer(0);
@@ -126,12 +207,7 @@ public final class LoadGenerator {
   private void connect(EventLoopGroup group, LoadStats stats, AtomicLong budget, ByteBuf template,
                        List<BenchConnection> connections, List<Channel> channels) throws InterruptedException {
     SslContext sslContext = tls == null ? null : tls.context();
-    Bootstrap bootstrap = new Bootstrap().group(group).channel(channelClass())
-      .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
-    if (settings.unixSocket() == null) {
-      // A unix socket has no Nagle to switch off (Netty would warn of an unknown option).
-      bootstrap.option(ChannelOption.TCP_NODELAY, true);
-    }
+    Bootstrap bootstrap = bootstrap(group);
     SocketAddress server = serverAddress();
     for (int first = 0; first < settings.connections(); first += CONNECT_BATCH) {
       List<ChannelFuture> batch = new ArrayList<>();
@@ -180,12 +256,11 @@ public final class LoadGenerator {
     }
   }
 
-  private BenchResult measure(LoadStats stats, List<BenchConnection> connections, List<Channel> channels,
-                              PrintStream progress) throws InterruptedException {
+  private BenchResult measure(LoadStats stats, Load load, PrintStream progress) throws InterruptedException {
     long start = System.nanoTime();
     long warmupEnd = start + secondsToNanos(settings.warmupSeconds());
     long deadline = settings.requests() > 0 ? Long.MAX_VALUE : start + secondsToNanos(settings.durationSeconds());
-    connections.forEach(BenchConnection::start);
+    load.start();
 
     Histogram measured = new Histogram(1, LoadStats.HIGHEST_LATENCY_NANOS, 3);
     Histogram interval = null;
@@ -202,7 +277,7 @@ public final class LoadGenerator {
     while (true) {
       long now = System.nanoTime();
       long nextTick = Math.min(lastProgress + TimeUnit.SECONDS.toNanos(1), Math.min(deadline, measuring ? Long.MAX_VALUE : warmupEnd));
-      boolean allClosed = waitForCloseOrTime(channels, nextTick - now);
+      boolean allClosed = load.awaitEnd(nextTick - now);
       now = System.nanoTime();
       interval = stats.latencyNanos.getIntervalHistogram(interval);
       if (measuring) {
@@ -221,9 +296,10 @@ public final class LoadGenerator {
       }
       if (now - lastProgress >= TimeUnit.MILLISECONDS.toNanos(990)) {
         if (progress != null) {
-          progress.printf(Locale.ROOT, "[%5.1f s%s] %,.0f requests/s, %d errors, %d mismatches%s%n",
+          progress.printf(Locale.ROOT, "[%5.1f s%s] %,.0f %s/s, %d errors, %d mismatches%s%n",
             (now - start) / 1e9, deadline == Long.MAX_VALUE ? "" : String.format(Locale.ROOT, " / %.0f s", settings.durationSeconds()),
-            (completed - lastCompletedAtTick) * 1e9 / (now - lastProgress), stats.errors.sum(), stats.mismatches.sum(),
+            (completed - lastCompletedAtTick) * 1e9 / (now - lastProgress), settings.churn() ? "connections" : "requests",
+            stats.errors.sum(), stats.mismatches.sum(),
             measuring ? "" : " (warm-up)");
         }
         lastProgress = now;
@@ -244,8 +320,8 @@ public final class LoadGenerator {
     long cpuAtEnd = processCpuNanos();
     long sent = stats.bytesSent.sum();
     long received = stats.bytesReceived.sum();
-    connections.forEach(BenchConnection::stop);
-    waitForCloseOrTime(channels, TimeUnit.SECONDS.toNanos(10));
+    load.stop();
+    load.awaitEnd(TimeUnit.SECONDS.toNanos(10));
     // The request count is the histogram's: the figures in the JSON, the text report and the .hgrm file
     // then describe the same requests (a counter read a moment apart from the histogram's snapshot would not).
     return new BenchResult(settings, measured.getTotalCount(), (end - measureStart) / 1e9,

@@ -33,7 +33,7 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = Versions.Provider.class, sortOptions = false,
   description = {"Load generator for the frame protocol: requests/s, MB/s and latency percentiles (HdrHistogram).",
     "Closed loop by default (--pipeline requests in flight per connection); open loop with --rate, where latency",
-    "counts from each request's intended send time so queueing is not hidden.",
+    "counts from each request's intended send time so queueing is not hidden; with --churn, a connection per request.",
     "Given JSON result files instead, with --report, draws them on one chart without running anything.",
     "Exit status: 0 ok, 1 connection failures, errors or mismatches, 2 bad options (found before anything runs)."})
 final class BenchCommand implements Callable<Integer> {
@@ -78,6 +78,10 @@ final class BenchCommand implements Callable<Integer> {
 
   @Option(names = "--idle", description = "open the connections and send nothing for --duration (server memory per connection)")
   boolean idle;
+
+  @Option(names = "--churn", description = {"a connection per request: each of --connections clients connects, sends one frame,",
+    "reads its echo, closes, and again; connections/s, and latency from the connect to the echo's last byte"})
+  boolean churn;
 
   @Option(names = {"-q", "--quiet"}, description = "no progress lines (they are off anyway when output is not a terminal)")
   boolean quiet;
@@ -136,7 +140,8 @@ final class BenchCommand implements Callable<Integer> {
       double warmupSeconds = warmup != null ? warmup : requests != null ? 0 : defaultWarmup(durationSeconds);
       return new BenchSettings(host, port, connections, pipeline, SizeRange.parse(size),
         durationSeconds, requestCount, warmupSeconds, verify, rate,
-        threads == null ? Runtime.getRuntime().availableProcessors() : threads, idle, label, unixSocket.check(spec, tlsOptions.tls));
+        threads == null ? Runtime.getRuntime().availableProcessors() : threads, idle, label, unixSocket.check(spec, tlsOptions.tls),
+        churn);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -90,6 +90,9 @@ class BenchCommandTest {
     assertEquals(2, run("--pipeline", "many"));
     assertTrue(err().contains("--pipeline"), err());
     err.reset();
+    assertEquals(2, run("--churn", "--pipeline", "4"));
+    assertTrue(err().contains("--churn sends one frame per connection: it excludes --idle, --rate and --pipeline above 1"), err());
+    err.reset();
     assertEquals(2, run(dir.resolve("a.json").toString()));
     assertTrue(err().contains("--report"), err());
   }
@@ -190,6 +193,55 @@ class BenchCommandTest {
     assertTrue(result.getLong("unanswered") >= 2, result.encode());
     assertTrue(out.toString(StandardCharsets.UTF_8).contains("closed by server: 2 connections ended cleanly"),
       out.toString(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Churn: each client connects, sends one frame, reads its echo and closes, again and again; the server saw
+   * a connection, a request and a close for each one counted, and every echo was checked byte for byte.
+   */
+  @Test
+  void churnMakesAConnectionPerRequest(Vertx vertx) throws Exception {
+    RecordingMetrics serverEvents = new RecordingMetrics();
+    int port = server(vertx, Future::succeededFuture, serverEvents);
+    Path json = dir.resolve("churn.json");
+    assertEquals(0, run("--port", String.valueOf(port), "--churn", "-c", "4", "-s", "0-300", "--requests", "300", "--verify",
+      "--json", json.toString()), out + err());
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(300, result.getLong("requests"), result.encode());
+    assertEquals(true, result.getBoolean("churn"));
+    assertTrue(result.getDouble("connectionsPerSecond") > 0, result.encode());
+    assertEquals(0, result.getLong("errors") + result.getLong("mismatches") + result.getLong("connectionFailures"), result.encode());
+    JsonObject latency = result.getJsonObject("latencyMicros");
+    assertTrue(latency.getDouble("p50") > 0 && latency.getDouble("p50") <= latency.getDouble("p99"), result.encode());
+    serverEvents.closes(300).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(300, serverEvents.requests());
+    assertEquals(300, serverEvents.closeReasons().size(), "no connection beyond the 300");
+    String report = out.toString(StandardCharsets.UTF_8);
+    assertTrue(report.contains("4 clients, each a connection per request") && report.contains("connections:     300 ("), report);
+    assertTrue(report.contains("connect to echo (us): p50 "), report);
+  }
+
+  /** A server that closes a connection without its echo (a failed handler: a FIN): an error per connection. */
+  @Test
+  void churnCountsAConnectionClosedBeforeItsEchoAsAnError(Vertx vertx) throws Exception {
+    int port = server(vertx, request -> Future.failedFuture(new IllegalStateException("no")));
+    Path json = dir.resolve("churn-closed.json");
+    assertEquals(1, run("--port", String.valueOf(port), "--churn", "-c", "2", "--requests", "10", "--json", json.toString()));
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertEquals(10, result.getLong("errors"), result.encode());
+    assertEquals(0, result.getLong("requests"), result.encode());
+    assertTrue(result.getString("firstError").contains("closed by the server before its echo"), result.encode());
+  }
+
+  /** A churn client whose connect fails counts it and tries again (a server coming back is measured as it does). */
+  @Test
+  void churnCountsRefusedConnectsAndKeepsTrying(Vertx vertx) throws Exception {
+    int port = RefusedPort.of(vertx).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    Path json = dir.resolve("churn-refused.json");
+    assertEquals(1, run("--port", String.valueOf(port), "--churn", "-c", "2", "-d", "1", "-w", "0", "--json", json.toString()));
+    JsonObject result = new JsonObject(Files.readString(json));
+    assertTrue(result.getLong("connectionFailures") >= 2, result.encode());
+    assertEquals(0, result.getLong("errors"), result.encode());
   }
 
   @Test
@@ -310,6 +362,10 @@ class BenchCommandTest {
       JsonObject result = new JsonObject(Files.readString(json));
       assertEquals(200, result.getLong("requests"));
       assertEquals(true, result.getBoolean("tls"));
+      // Churn over TLS: a handshake per connection, the frame held back until it is done.
+      assertEquals(0, run("--port", String.valueOf(port), "--churn", "-c", "2", "--requests", "20", "--verify", "--tls",
+        "--trust", certificate.certificatePath(), "--no-verify-host", "--json", json.toString()), out + err());
+      assertEquals(20, new JsonObject(Files.readString(json)).getLong("requests"));
       // Without trusting the certificate, the handshake fails: connection failures, not errors.
       assertEquals(1, run("--port", String.valueOf(port), "-c", "2", "--requests", "10", "--tls", "--json", json.toString()));
       result = new JsonObject(Files.readString(json));

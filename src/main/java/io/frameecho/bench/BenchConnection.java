@@ -135,15 +135,16 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
     }
   }
 
-  private void send(long sendTime) {
-    int size = settings.size().next(random);
-    long seq = nextSeq++;
-    if (settings.verify()) {
+  /**
+   * Writes one request frame of {@code size} bytes, not flushed: the seeded pattern when {@code verify}, else the
+   * template's first bytes (copied into one pooled buffer when small, cheaper than a header plus a slice).
+   */
+  static void writeFrame(ChannelHandlerContext ctx, int size, boolean verify, long seed, ByteBuf template) {
+    if (verify) {
       ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
-      PayloadPattern.write(frame, PayloadPattern.seed(id, seq), size);
+      PayloadPattern.write(frame, seed, size);
       ctx.write(frame, ctx.voidPromise());
     } else if (size <= COPY_LIMIT) {
-      // Small frames: one pooled buffer is cheaper than a header plus a slice.
       ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
       frame.writeBytes(template, 0, size);
       ctx.write(frame, ctx.voidPromise());
@@ -151,6 +152,12 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
       ctx.write(Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE), size), ctx.voidPromise());
       ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
     }
+  }
+
+  private void send(long sendTime) {
+    int size = settings.size().next(random);
+    long seq = nextSeq++;
+    writeFrame(ctx, size, settings.verify(), PayloadPattern.seed(id, seq), template);
     int slot = (head + inFlight) % sentNanos.length;
     sentNanos[slot] = sendTime;
     sentSize[slot] = size;

@@ -1,6 +1,5 @@
 package io.frameecho.bench;
 
-import io.frameecho.protocol.Frames;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -34,7 +33,6 @@ final class ChurnLoad {
   /** After a failed connect, a client waits this long before the next (a refused port would spin otherwise). */
   private static final long RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** Payloads up to this size are copied into the frame's buffer; larger ones are sent as a slice. */
-  private static final int COPY_LIMIT = 16 * 1024;
 
   private final BenchSettings settings;
   private final LoadStats stats;
@@ -174,18 +172,7 @@ final class ChurnLoad {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
       // Before a TLS handshake completes, the SslHandler holds this write back.
-      if (settings.verify()) {
-        ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
-        PayloadPattern.write(frame, seed, size);
-        ctx.write(frame, ctx.voidPromise());
-      } else if (size <= COPY_LIMIT) {
-        ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
-        frame.writeBytes(template, 0, size);
-        ctx.write(frame, ctx.voidPromise());
-      } else {
-        ctx.write(Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE), size), ctx.voidPromise());
-        ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
-      }
+      BenchConnection.writeFrame(ctx, size, settings.verify(), seed, template);
       ctx.flush();
       stats.bytesSent.add(size);
       ctx.fireChannelActive();

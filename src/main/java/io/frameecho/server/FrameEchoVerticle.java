@@ -129,7 +129,7 @@ public class FrameEchoVerticle extends VerticleBase {
   private RequestHandler configuredHandler(FrameEchoOptions options) {
     HandlerOptions h = options.getHandler();
     return HandlerOptions.EVENT_BUS.equals(h.getType())
-      ? new EventBusHandler(vertx, h.getAddress(), h.getTimeoutMs())
+      ? new EventBusHandler(vertx, h)
       : new EchoHandler();
   }
 

@@ -13,6 +13,7 @@ import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
+import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
@@ -153,6 +154,14 @@ public final class FrameEchoServerImpl {
         handshakes.register();
       }
       if (requestHandler instanceof EventBusHandler eventBus) {
+        BufferBudget budget = limits.budget();
+        eventBus.countHeldBytes(metrics, delta -> {
+          if (delta >= 0) {
+            budget.reserve(delta);
+          } else {
+            budget.release(-delta);
+          }
+        });
         eventBus.checkConsumer();
       }
       StartupChecks.logInternalsOnce();

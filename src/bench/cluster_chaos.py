@@ -12,7 +12,7 @@ with conf/cluster.xml under a cluster name of its own. Run it under the bench lo
          kill (stall), requests lost on closed connections (failed), connections closed, answers in the 12 s.
   freeze C (now the only consumer) frozen with SIGSTOP; 9 clients in turn each send 4 frames of 8 MiB and wait
          for the answers or the close (at most timeoutMs + 3 s). A's live heap after a full GC (jcmd), its RSS,
-         frame_echo_buffered_bytes; then SIGCONT and the same again.
+         frame_echo_buffered_bytes (and their peaks, sampled every 0.25 s); then SIGCONT and the same again.
 
 Prints one JSON object with the figures (and writes it to --json); the node logs are in --out.
 """
@@ -172,9 +172,21 @@ def phase_freeze(server, victim, timeout_ms, clients=9, frames=4, size=8 * MIB):
     victim.send_signal(signal.SIGSTOP)
     answered = 0
     started = time.monotonic()
+    peaks = {"buffered_bytes": 0, "rss_mib": 0}
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.25):
+            peaks["buffered_bytes"] = max(peaks["buffered_bytes"], server.gauge("frame_echo_buffered_bytes"))
+            peaks["rss_mib"] = max(peaks["rss_mib"], rss(pid))
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     for _ in range(clients):
         answered += big_client(server.port, frames, size, time.monotonic() + timeout_ms / 1000 + 3)
-    frozen = {"heap_mib": heap_after_gc(pid), "rss_mib": rss(pid),
+    done.set()
+    sampler.join(5)
+    frozen = {"heap_mib": heap_after_gc(pid), "rss_mib": rss(pid), "peak_buffered_bytes": peaks["buffered_bytes"],
+              "peak_rss_mib": peaks["rss_mib"],
               "buffered_bytes": server.gauge("frame_echo_buffered_bytes"), "meters": meters(server),
               "seconds": round(time.monotonic() - started, 1), "answered": answered, "sent": clients * frames}
     victim.send_signal(signal.SIGCONT)

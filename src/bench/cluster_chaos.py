@@ -1,6 +1,6 @@
 """Chaos on a three-node cluster on loopback: what clients of the event-bus handler see when a consumer node goes.
 
-  python3 src/bench/cluster_chaos.py [--jar JAR] [--conf JSON] [--out DIR] [--json FILE]
+  python3 src/bench/cluster_chaos.py [--jar JAR] [--conf JSON] [--out DIR] [--json FILE] [--ha]
 
 Node A serves frames with the event-bus handler (its -conf is {"handler": {"type": "eventbus", "timeoutMs":
 5000}, "maxBufferedBytes": 64 MiB} merged with --conf), nodes B and C run the jar's UpperCaseConsumer. Hazelcast
@@ -13,6 +13,10 @@ with conf/cluster.xml under a cluster name of its own. Run it under the bench lo
   freeze C (now the only consumer) frozen with SIGSTOP; 9 clients in turn each send 4 frames of 8 MiB and wait
          for the answers or the close (at most timeoutMs + 3 s). A's live heap after a full GC (jcmd), its RSS,
          frame_echo_buffered_bytes (and their peaks, sampled every 0.25 s); then SIGCONT and the same again.
+
+  --ha   instead: HA failover of the frame server. A (haEnabled, its deployment ha) and B (a consumer, haEnabled);
+         kill -9 of A; the time until A's port answers a frame again (B has redeployed frame-echo there), and
+         until B's log says it listens.
 
 Prints one JSON object with the figures (and writes it to --json); the node logs are in --out.
 """
@@ -50,10 +54,10 @@ def cluster_config(out):
     return path
 
 
-def consumer(jar, xml, log_path):
+def consumer(jar, xml, log_path, ha=False):
     log = open(log_path, "wb")
     cmd = ["java", "-Xmx512m", f"-Dvertx.hazelcast.config={xml}", *HZ_ARGS.split(), "-jar", jar,
-           "io.frameecho.example.UpperCaseConsumer", "-cluster"]
+           "io.frameecho.example.UpperCaseConsumer", "-cluster", *(["-options", '{"haEnabled":true}'] if ha else [])]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     if not until(lambda: "upper-case consumer on" in open(log_path, errors="replace").read() or proc.poll() is not None, 90):
         raise RuntimeError(f"consumer did not start: {log_path}")
@@ -195,12 +199,31 @@ def phase_freeze(server, victim, timeout_ms, clients=9, frames=4, size=8 * MIB):
     return {"before": base, "frozen": frozen, "after_sigcont": thawed}
 
 
+def phase_ha(server, b_log):
+    """kill -9 of A: seconds until its port answers a frame again, and until B's log says it listens."""
+    killed = time.monotonic()
+    server.proc.kill()
+    server.proc.wait(10)
+    listening = None
+    answered = None
+    deadline = killed + 60
+    while time.monotonic() < deadline and answered is None:
+        if listening is None and "frame-echo listening on" in open(b_log, errors="replace").read():
+            listening = round(time.monotonic() - killed, 2)
+        if _one_answer(server.port):
+            answered = round(time.monotonic() - killed, 2)
+        else:
+            time.sleep(0.05)
+    return {"listening_s": listening, "first_answer_s": answered}
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--jar")
     p.add_argument("--conf", default="{}", help="JSON merged into node A's -conf (e.g. the handler's options)")
     p.add_argument("--out", default="/tmp/cluster-chaos")
     p.add_argument("--json")
+    p.add_argument("--ha", action="store_true", help="measure the HA failover of the frame server instead")
     args = p.parse_args()
     jar = benchserver.jar("cluster_chaos.py", args.jar, 2)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -212,15 +235,22 @@ def main():
     conf.update(extra)
     nodes, a = [], None
     try:
-        b = consumer(jar, xml, os.path.join(args.out, "b.log"))
+        b = consumer(jar, xml, os.path.join(args.out, "b.log"), ha=args.ha)
         nodes.append(b)
         c = consumer(jar, xml, os.path.join(args.out, "c.log"))
         nodes.append(c)
         os.environ["JAVA_OPTS"] = f"-Xmx1500m -Dvertx.hazelcast.config={xml} {HZ_ARGS}"
-        a = benchserver.Server(jar, conf, os.path.join(args.out, "a.log"), ["-cluster"])
-        # Both consumers known to A: answers come back.
-        until(lambda: _one_answer(a.port), 60, 0.5)
-        result = {"conf": conf, "kill": phase_kill(a, b), "freeze": phase_freeze(a, c, conf["handler"]["timeoutMs"])}
+        if args.ha:
+            c.kill()
+            a = benchserver.Server(jar, conf, os.path.join(args.out, "a.log"),
+                                   ["-cluster", "-options", '{"haEnabled":true}', "-deployment-options", '{"ha":true}'])
+            until(lambda: _one_answer(a.port), 60, 0.5)
+            result = {"conf": conf, "ha": phase_ha(a, os.path.join(args.out, "b.log"))}
+        else:
+            a = benchserver.Server(jar, conf, os.path.join(args.out, "a.log"), ["-cluster"])
+            # Both consumers known to A: answers come back.
+            until(lambda: _one_answer(a.port), 60, 0.5)
+            result = {"conf": conf, "kill": phase_kill(a, b), "freeze": phase_freeze(a, c, conf["handler"]["timeoutMs"])}
     finally:
         if a is not None:
             a.stop()

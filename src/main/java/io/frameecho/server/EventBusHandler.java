@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
+import java.util.function.LongPredicate;
 
 /**
  * Answers each request frame with the reply to an event-bus request: the payload goes as a
@@ -58,6 +59,7 @@ public final class EventBusHandler implements RequestHandler {
   private volatile boolean stopped;
   private volatile FrameEchoMetrics metrics = FrameEchoMetrics.NONE;
   private volatile LongConsumer held = delta -> { };
+  private volatile LongPredicate roomFor = bytes -> true;
 
   public EventBusHandler(Vertx vertx, String address, long timeoutMs) {
     this(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS).setAddress(address).setTimeoutMs(timeoutMs));
@@ -75,13 +77,16 @@ public final class EventBusHandler implements RequestHandler {
   }
 
   /**
-   * Where the server counts: {@code metrics} for failures, re-sends and the consumer's presence, and {@code heldBytes},
+   * Where the server counts: {@code metrics} for failures, re-sends and the consumer's presence; {@code heldBytes},
    * told each change (in bytes, from any thread) of what Vert.x may hold beyond the awaited requests the server counts
-   * itself. The server calls it at start; the last call wins.
+   * itself; and {@code roomFor}, asked before a re-send whether that many more bytes fit in the budget (a re-send that
+   * does not fit waits for the next turn, so that copies toward a node that stopped reading stay within the budget).
+   * The server calls it at start; the last call wins.
    */
-  public void countHeldBytes(FrameEchoMetrics metrics, LongConsumer heldBytes) {
+  public void countHeldBytes(FrameEchoMetrics metrics, LongConsumer heldBytes, LongPredicate roomFor) {
     this.metrics = metrics;
     this.held = heldBytes;
+    this.roomFor = roomFor;
   }
 
   @Override
@@ -99,6 +104,9 @@ public final class EventBusHandler implements RequestHandler {
     private List<Attempt> pending;
     private Attempt first;
     private long resendTimer = -1;
+    /** The last attempt's failure: the answer's, when nothing is out and no re-send is left. */
+    private EventBusFailure lastWhy;
+    private Throwable lastFailure;
 
     Request(Buffer payload) {
       this.payload = payload;
@@ -118,17 +126,22 @@ public final class EventBusHandler implements RequestHandler {
 
     private void resend() {
       resendTimer = -1;
-      long leftMs = (deadlineNanos - System.nanoTime()) / 1_000_000;
-      if (answer.future().isComplete() || leftMs <= 0) {
+      if (answer.future().isComplete()) {
         return;
       }
-      Attempt again = new Attempt(true);
-      pending.add(again);
-      hold(payload.length());
-      metrics.eventBusResent();
-      vertx.eventBus().<Object>request(address, payload, new DeliveryOptions().setSendTimeout(leftMs)).onComplete(again);
+      long leftMs = (deadlineNanos - System.nanoTime()) / 1_000_000;
+      if (leftMs > 0 && roomFor.test(payload.length())) {
+        Attempt again = new Attempt(true);
+        pending.add(again);
+        hold(payload.length());
+        metrics.eventBusResent();
+        vertx.eventBus().<Object>request(address, payload, new DeliveryOptions().setSendTimeout(leftMs)).onComplete(again);
+      }
       if (leftMs > resendAfterMs) {
         resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
+      } else if (pending.isEmpty()) {
+        // Nothing out (every attempt failed) and no turn left.
+        failed(lastWhy, lastFailure);
       }
     }
 
@@ -162,6 +175,8 @@ public final class EventBusHandler implements RequestHandler {
           return;
         }
         EventBusFailure why = classify(failure);
+        lastWhy = why;
+        lastFailure = failure;
         if (why == EventBusFailure.NO_CONSUMER) {
           consumerGone();
         }

@@ -87,9 +87,14 @@ class EventBusHandlerTest {
   }
 
   private EventBusHandler handler(HandlerOptions options) {
+    return handler(options, true);
+  }
+
+  /** A handler whose budget has room for a re-send, or never. */
+  private EventBusHandler handler(HandlerOptions options, boolean room) {
     EventBusHandler handler = new EventBusHandler(vertx, options.setType(HandlerOptions.EVENT_BUS));
     AtomicLong budget = new AtomicLong();
-    handler.countHeldBytes(metrics, budget::addAndGet);
+    handler.countHeldBytes(metrics, budget::addAndGet, bytes -> room);
     return handler;
   }
 
@@ -160,5 +165,20 @@ class EventBusHandlerTest {
     assertEquals(1, metrics.failures(EventBusFailure.NO_CONSUMER));
     assertEquals(false, metrics.consumer);
     nobody.stopChecking();
+  }
+
+  @Test
+  void aReSendThatDoesNotFitTheBudgetIsNotSentAndTheRequestTimesOut() throws Exception {
+    String address = "no.room";
+    AtomicInteger deliveries = new AtomicInteger();
+    await(vertx.eventBus().<Buffer>consumer(address, message -> deliveries.incrementAndGet()).completion());
+    EventBusHandler handler = handler(new HandlerOptions().setAddress(address).setTimeoutMs(500).setResendAfterMs(100), false);
+
+    Throwable failure = request(handler, "hello").transform(ar -> Future.succeededFuture(ar.cause()))
+      .toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    assertInstanceOf(ReplyException.class, failure);
+    assertEquals(1, metrics.failures(EventBusFailure.TIMEOUT));
+    assertEquals(0, metrics.resent.get());
+    assertEquals(1, deliveries.get(), "only the first copy went");
   }
 }

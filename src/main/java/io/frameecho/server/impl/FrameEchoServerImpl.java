@@ -161,7 +161,7 @@ public final class FrameEchoServerImpl {
           } else {
             budget.release(-delta);
           }
-        });
+        }, bytes -> budget.used() + bytes <= budget.limit());
         eventBus.checkConsumer();
       }
       StartupChecks.logInternalsOnce();

@@ -91,18 +91,53 @@ public final class EventBusHandler implements RequestHandler {
 
   @Override
   public Future<Buffer> handle(Buffer request) {
+    if (resendAfterMs == 0 || resendAfterMs >= timeoutMs) {
+      return vertx.eventBus().<Object>request(address, request, delivery).transform(ar -> answerOf(ar, request.length()));
+    }
     return new Request(request).send();
   }
 
-  /** One request: its attempts (one, unless re-sent) and its answer, on the caller's context. */
+  /** The answer to a request sent once ({@code bytes} long): the reply, or the failure, counted by cause. */
+  private Future<Buffer> answerOf(AsyncResult<Message<Object>> ar, int bytes) {
+    if (ar.succeeded()) {
+      Object body = ar.result().body();
+      if (body instanceof Buffer buffer) {
+        return Future.succeededFuture(buffer);
+      }
+      metrics.eventBusAnswerFailed(EventBusFailure.NOT_A_BUFFER);
+      return Future.failedFuture(notABuffer(body));
+    }
+    EventBusFailure why = classify(ar.cause());
+    if (why == EventBusFailure.TIMEOUT) {
+      holdAfterTimeout(bytes);
+    } else if (why == EventBusFailure.NO_CONSUMER) {
+      consumerGone();
+    }
+    metrics.eventBusAnswerFailed(why);
+    return Future.failedFuture(ar.cause());
+  }
+
+  /** A timed-out request's copy may wait toward a node that stopped reading: counted for heldAfterTimeoutMs. */
+  private void holdAfterTimeout(long bytes) {
+    if (heldAfterTimeoutMs > 0) {
+      hold(bytes);
+      vertx.setTimer(heldAfterTimeoutMs, id -> hold(-bytes));
+    }
+  }
+
+  private IllegalStateException notABuffer(Object body) {
+    return new IllegalStateException("the reply from " + address + " is not a Buffer but "
+      + (body == null ? "null" : body.getClass().getName()));
+  }
+
+  /** One request sent, and re-sent every resendAfterMs until answered: its attempts and its answer, on the caller's context. */
   private final class Request {
 
     private final Buffer payload;
     private final Promise<Buffer> answer = Promise.promise();
     private final long deadlineNanos;
     /** Attempts without a reply yet; the first one is counted by the connection while the answer is awaited. */
-    private List<Attempt> pending;
-    private Attempt first;
+    private final List<Attempt> pending = new ArrayList<>(2);
     private long resendTimer = -1;
     /** The last attempt's failure: the answer's, when nothing is out and no re-send is left. */
     private EventBusFailure lastWhy;
@@ -110,17 +145,14 @@ public final class EventBusHandler implements RequestHandler {
 
     Request(Buffer payload) {
       this.payload = payload;
-      this.deadlineNanos = resendAfterMs > 0 ? System.nanoTime() + timeoutMs * 1_000_000 : 0;
+      this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000;
     }
 
     Future<Buffer> send() {
-      first = new Attempt(false);
+      Attempt first = new Attempt(false);
+      pending.add(first);
       vertx.eventBus().<Object>request(address, payload, delivery).onComplete(first);
-      if (resendAfterMs > 0 && resendAfterMs < timeoutMs) {
-        pending = new ArrayList<>(2);
-        pending.add(first);
-        resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
-      }
+      resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
       return answer.future();
     }
 
@@ -155,9 +187,7 @@ public final class EventBusHandler implements RequestHandler {
 
       @Override
       public void handle(AsyncResult<Message<Object>> ar) {
-        if (pending != null) {
-          pending.remove(this);
-        }
+        pending.remove(this);
         Throwable failure = ar.failed() ? ar.cause() : null;
         boolean timedOut = failure instanceof ReplyException e && e.failureType() == ReplyFailure.TIMEOUT;
         letGo(timedOut);
@@ -169,8 +199,7 @@ public final class EventBusHandler implements RequestHandler {
           if (body instanceof Buffer buffer) {
             answered(buffer);
           } else {
-            failed(EventBusFailure.NOT_A_BUFFER, new IllegalStateException("the reply from " + address
-              + " is not a Buffer but " + (body == null ? "null" : body.getClass().getName())));
+            failed(EventBusFailure.NOT_A_BUFFER, notABuffer(body));
           }
           return;
         }
@@ -181,23 +210,20 @@ public final class EventBusHandler implements RequestHandler {
           consumerGone();
         }
         // A consumer's own failure is its answer; other failures wait for a re-sent copy, if one may still come.
-        if (why == EventBusFailure.CONSUMER_FAILED || pending == null || (pending.isEmpty() && resendTimer == -1)) {
+        if (why == EventBusFailure.CONSUMER_FAILED || (pending.isEmpty() && resendTimer == -1)) {
           failed(why, failure);
         }
       }
 
       /** Vert.x is done with this copy, unless it timed out toward a node that may still hold it. */
       private void letGo(boolean timedOut) {
-        if (timedOut && heldAfterTimeoutMs > 0) {
-          if (!counted) {
-            hold(payload.length());
-          }
-          long bytes = payload.length();
-          vertx.setTimer(heldAfterTimeoutMs, id -> hold(-bytes));
-        } else if (counted) {
+        if (counted) {
           hold(-payload.length());
+          counted = false;
         }
-        counted = false;
+        if (timedOut) {
+          holdAfterTimeout(payload.length());
+        }
       }
     }
 
@@ -218,12 +244,10 @@ public final class EventBusHandler implements RequestHandler {
         vertx.cancelTimer(resendTimer);
         resendTimer = -1;
       }
-      if (pending != null) {
-        for (Attempt out : pending) {
-          if (!out.counted) {
-            out.counted = true;
-            hold(payload.length());
-          }
+      for (Attempt out : pending) {
+        if (!out.counted) {
+          out.counted = true;
+          hold(payload.length());
         }
       }
     }

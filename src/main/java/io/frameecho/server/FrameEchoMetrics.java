@@ -49,6 +49,8 @@ public interface FrameEchoMetrics {
   default void readingResumed() {
   }
 
+  // The event-bus handler's: called on an event loop (a connection's, or the one its timers and probes run on).
+
   /** The event-bus handler failed an answer, for {@code why}. */
   default void eventBusAnswerFailed(EventBusFailure why) {
   }

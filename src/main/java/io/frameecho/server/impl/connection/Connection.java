@@ -482,8 +482,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided() && !responses.awaiting() && !close.stage().closeAsked()) {
       responses.flush();
       close = close.closeAsked();
-      // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
-      timers.writeWaiting();
+      // The close flushes what is queued first; a peer that never reads must not hold it open for ever. With nothing
+      // queued the FIN goes out at once: no clock is needed.
+      if (socket.pendingWriteBytes() != 0) {
+        timers.writeWaiting();
+      }
       if (close.stage().idle()) {
         socket.closeOwingNothing();
       } else {
@@ -562,7 +565,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    * Not closing, no answer awaited, no frame under way, reading not paused, nothing left in the write queue.
    * (Responses the kernel has taken and the client has not read yet are beyond what the server can see.)
    */
-  boolean owesNothing() {
+  @Override
+  public boolean owesNothing() {
     return gate.isOpen() && owesNothingWhateverTheGate();
   }
 

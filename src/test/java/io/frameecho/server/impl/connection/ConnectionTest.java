@@ -592,7 +592,7 @@ class ConnectionTest {
   void aCloseThatCannotFlushIsCutAfterTheWriteStallTimeout() {
     options.setIdleTimeoutMs(1000).setWriteStallTimeoutMs(300);
     echo();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     ticker.advance(1000);
     assertEquals(LINGER, socket.lingerMs);
     assertCutAfter(300);
@@ -604,7 +604,7 @@ class ConnectionTest {
   void aCloseBehindAFullQueueIsCutEvenOnceTheQueueIsUnderItsMark() {
     options.setWriteStallTimeoutMs(300);
     echoBehindAFullQueue();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     read(A);
     ticker.advance(100);
     connection.shutdownRequested();

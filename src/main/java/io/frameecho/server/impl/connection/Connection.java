@@ -17,13 +17,9 @@ import io.netty.buffer.ByteBuf;
 import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.net.SocketAddress;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One client connection: the book's {@code Conn}. Control runs one way through it:
@@ -31,40 +27,30 @@ import java.util.concurrent.TimeUnit;
  *  socket ─▶ {@link #bytes} ─▶ {@link FrameParser} ─frame─▶ {@link #frame} ─▶ {@link Responses} ─▶ {@link ResponseWriter} ─▶ socket
  *            (handle_read)     (try_one_request, parsing)                    (echo / application)    (handle_write)
  *                 └─ then once per read, {@link #afterRead}: asks the parser what is under way, and settles the
- *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link ReadGate})
+ *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link Reading})
  * </pre>
- * What must come back up (the write queue drained, an answer given, a clock ran out, the budget has room)
- * arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
+ * What must come back up (the write queue drained, an answer given, a clock ran out or the budget spoke: {@link
+ * Cutoffs}) arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
  * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
  */
-public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
-  ConnectionTimers.Events, BudgetAccount.Owner {
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
 
-  /** The logger name operators configure, kept from before the packages were split by threading rule. */
-  private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
-  private static final int LOGGED_PAYLOAD_BYTES = 100;
-  /**
-   * At most how long a connection that gave its slot to a newcomer reads and discards after its FIN: it owes
-   * nothing, and until it closes it is a socket beyond {@code maxConnections}.
-   */
+  /** How long a connection that gave its slot to a newcomer lingers at most: until it closes it is beyond the limit. */
   private static final long GAVE_WAY_LINGER_MS = 1000;
   /**
-   * How long after its accept a connection that has sent nothing yet may still send its first request once shutdown
-   * has begun: a client that connects and sends at once, accepted moments before (or while) the server stops
-   * accepting, is answered rather than closed before its bytes arrive.
+   * How long after its accept a connection that has sent nothing may still send its first request once shutdown has
+   * begun: a client that connects and sends at once, accepted just before the server stopped accepting, is answered.
    */
   static final long FIRST_REQUEST_GRACE_MS = 500;
 
-  private final SocketAddress remote;
   private final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
-  /** The deployment's rate limits on close lines: a flood of one cause writes a summary, not a line each. */
-  private final ConnectionLogs logs;
+  private final ConnectionLog log;
+  private final Cutoffs cutoffs;
   private final Handler<Connection> closedHandler;
-  private final ReadGate gate = new ReadGate();
+  private final Reading reading = new Reading();
   private final ActivityOrder order;
   private final ActivityOrder.Place place = new ActivityOrder.Place(this);
-  private long connectedNanos;
 
   private ConnectionSocket socket;
   private FrameParser parser;
@@ -72,7 +58,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private ResponseWriter writer;
   private Responses responses;
   private ConnectionTimers timers;
-  private Ticker ticker;
 
   /** Frames handed over since the last {@link #afterRead}. */
   private int framesSinceSettled;
@@ -89,15 +74,14 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private boolean receivedRequest;
   /** Shutdown has begun and this connection waits, within its first-request grace, for its first request. */
   private boolean shutdownPending;
-  private long firstRequestTimer = -1;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
-    this.remote = remote;
     this.order = order;
     this.options = options;
     this.metrics = metrics;
-    this.logs = logs;
+    this.log = new ConnectionLog(remote, logs);
+    this.cutoffs = new Cutoffs(this, log, options.getWriteStallTimeoutMs());
     this.closedHandler = closedHandler;
   }
 
@@ -110,9 +94,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
     Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
-    if (log.isDebugEnabled()) {
-      log.debug("new client from {}", connection.remote);
-    }
+    connection.log.newClient();
     ConnectionSocket socket = accepted.attach(connection, connection::readCap);
     connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
     accepted.deliverEarlyReads(connection);
@@ -123,7 +105,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
-    account = new BudgetAccount(budget, loop, this);
+    account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
     writer = new ResponseWriter(socket, account);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
@@ -131,10 +113,10 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
-      options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, this);
+      options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, cutoffs);
+    cutoffs.wire(timers);
+    reading.wire(parser, metrics, timers, account);
     timers.start();
-    this.ticker = ticker;
-    connectedNanos = ticker.nanoTime();
     order.touch(place);
   }
 
@@ -152,11 +134,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       bytes.release();
       return;
     }
-    if (!gate.isOpen() && socket.resetByPeer()) {
+    if (!reading.isOpen() && socket.resetByPeer()) {
       // Read past a pause: on a reset, epoll reads whether reading is on or not, and the kernel hands over what it had
       // queued before the error. Nobody is left to answer, so none of it is held.
       bytes.release();
-      failed(new IOException("connection reset by peer (" + remote + ") while the server had paused reading it"));
+      failed(new IOException("connection reset by peer while the server had paused reading it"));
       return;
     }
     receivedBytes = true;
@@ -169,7 +151,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /**
    * The one step after a read (or after frames held while paused were handed over): the frames of the read are
    * written, and the connection asks the parser what is under way and settles the budget, the frame clock and
-   * the read gate with it.
+   * want_read with it.
    */
   private void afterRead() {
     if (close.decided()) {
@@ -192,7 +174,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       return;
     }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
-      pauseReading(Reason.OVER_BUFFER_BUDGET);
+      reading.pause(Reason.OVER_BUFFER_BUDGET);
     }
   }
 
@@ -204,7 +186,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   @Override
   public void writable() {
-    if (gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
+    if (reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
       if (!close.stage().closeAsked()) {
         timers.writeDrained();
       }
@@ -222,24 +204,18 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided() || shutdownPending) {
       return;
     }
-    if (!receivedBytes) {
-      long leftMs = FIRST_REQUEST_GRACE_MS - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - connectedNanos);
-      if (leftMs > 0) {
-        shutdownPending = true;
-        firstRequestTimer = ticker.schedule(leftMs, this::firstRequestGraceOver);
-        return;
-      }
+    if (!receivedBytes && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
+      shutdownPending = true;
+      return;
     }
     closeForShutdown();
   }
 
-  private void firstRequestGraceOver() {
-    firstRequestTimer = -1;
+  /** A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs bounds the wait). */
+  void firstRequestGraceOver() {
     if (!close.decided() && !receivedBytes) {
       closeForShutdown();
     }
-    // A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs and the shutdown
-    // deadline bound the wait).
   }
 
   private void closeForShutdown() {
@@ -256,12 +232,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
     framesSinceSettled++;
-    if (log.isTraceEnabled()) {
-      int length = held - Frames.HEADER_SIZE;
-      byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
-      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
-      log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
-    }
+    log.clientSays(frame);
     receivedRequest = true;
     timers.requestArrived();
     long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
@@ -275,10 +246,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void failed(Throwable error) {
     if (error instanceof FrameTooLargeException e) {
       metrics.protocolError();
-      if (logs.protocolError.logNow(remote)) {
-        log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
-          remote, e.length(), e.maxFrameSize());
-      }
+      log.protocolError(e);
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
     } else {
       if (!close.decided()) {
@@ -294,51 +262,19 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Responses handed over may have filled the write queue, or taken every answer slot: reading stops. */
   private void stopReadingIfFull() {
     if (writer.queueFilled()) {
-      pauseReading(Reason.WRITE_QUEUE_FULL);
+      reading.pause(Reason.WRITE_QUEUE_FULL);
     }
     if (responses.full()) {
-      pauseReading(Reason.TOO_MANY_IN_FLIGHT);
+      reading.pause(Reason.TOO_MANY_IN_FLIGHT);
     }
   }
 
-  private void pauseReading(Reason reason) {
-    boolean wasOpen = gate.isOpen();
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    if (!gate.pause(reason)) {
-      return;
+  /** Frames received while paused are handed over when reading starts again, then the socket is read again. */
+  void resumeReading(Reason reason) {
+    if (reading.resume(reason)) {
+      afterRead();
+      endIfInputDone();
     }
-    if (wasOpen) {
-      parser.pause();
-      metrics.readingPaused();
-      // Time the server keeps a frame from being read is not the client's: the budget bounds its own waits (its turns).
-      timers.readingPaused();
-    }
-    if (!serverPaused && reason != Reason.OVER_BUFFER_BUDGET) {
-      account.serverPaused(true);
-    }
-    if (reason == Reason.WRITE_QUEUE_FULL) {
-      timers.writeWaiting();
-    }
-  }
-
-  private void resumeReading(Reason reason) {
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    boolean opened = gate.resume(reason);
-    if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
-      account.serverPaused(false);
-    }
-    if (!opened) {
-      return;
-    }
-    timers.readingResumed();
-    metrics.readingResumed();
-    if (gate.isShut()) {
-      return;
-    }
-    // Frames received while paused are handed over now, then the socket is read again.
-    parser.resume();
-    afterRead();
-    endIfInputDone();
   }
 
   // ---- answers ----
@@ -355,102 +291,43 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   @Override
   public void handlerFailed(Throwable cause) {
-    if (logs.handlerFailed.logNow(new FailedFrom(remote, cause))) {
-      log.warn("{} closing: request handler failed: {}", remote, cause.toString());
-    }
+    log.handlerFailed(cause);
     closeAfterAnswers(CloseReason.HANDLER_FAILED);
   }
 
-  // ---- the budget ----
+  // ---- what the cutoffs weigh ----
 
-  @Override
-  public void budgetHasRoom() {
-    resumeReading(Reason.OVER_BUFFER_BUDGET);
+  Cutoffs cutoffs() {
+    return cutoffs;
   }
 
-  @Override
-  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
-    if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its admitted frame holds {} bytes and read less than {} bytes in {} ms "
-          + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, heldBytes, BudgetAccount.MIN_PROGRESS, stalledMs, waiting, used, limit);
-    }
-    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+  boolean closing() {
+    return close.decided();
   }
 
-  /**
-   * The budget is spent, others wait, and this connection's held bytes have not moved for {@code graceMs}: if the kernel
-   * has sent its client no byte for a quarter of {@code writeStallTimeoutMs} (the write-stall clock's own look; at least
-   * {@code graceMs}) while its responses wait, they would stay held until that clock ends it, and every waiting frame
-   * with them; so it is cut now, as a write stall is. Only where the kernel can tell (epoll's TCP_INFO): Netty's own
-   * count moves only once the kernel's buffer has drained a good part, so on it a slow reader looks like one that reads
-   * nothing. A slow reader is sent data each time it frees a segment's worth of its window: over loopback (64 KiB
-   * segments) every 2.6 s at 50 KB/s (measured), so it is kept; one at 10 KB/s may be cut.
-   */
-  @Override
-  public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
-    long writeStallMs = options.getWriteStallTimeoutMs();
-    if (close.stage().cut() || writeStallMs == 0 || !writeStalledNow()) {
-      return;
-    }
-    long sinceDataSent = socket.msSinceDataSent();
-    long stalledMs = Math.min(sinceDataSent, timers.msWithoutWriteProgress());
-    if (sinceDataSent < 0 || stalledMs < Math.max(graceMs, writeStallMs / 4)) {
-      return;
-    }
-    if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while its responses were "
-          + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, stalledMs, waiting, used, limit);
-    }
-    close = close.overrulingShutdown(CloseReason.BUDGET_EVICTED);
-    forceClose();
+  /** No answer awaited, reading not paused, no frame under way: a clock may call it idle. */
+  boolean quiet() {
+    return !responses.awaiting() && reading.isOpen() && parser.atFrameBoundary();
   }
 
-  /** Its client takes no response byte: its write queue is full and reading paused for it, or a close waits to flush. */
-  private boolean writeStalledNow() {
-    return close.stage().closeAsked() ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
+  /** The bytes of the frame under way, or -1 at a frame boundary. */
+  long frameBytesUnderWay() {
+    return parser.atFrameBoundary() ? -1 : parser.bufferedBytes();
   }
 
-  // ---- the clocks ----
-
-  @Override
-  public boolean idle(long idleMs) {
-    if (close.decided()) {
-      return true;
-    }
-    if (responses.awaiting() || !gate.isOpen() || !parser.atFrameBoundary()) {
-      return false;
-    }
-    if (log.isDebugEnabled()) {
-      log.debug("{} closing: no request for {} ms (idleTimeoutMs)", remote, idleMs);
-    }
-    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
-    return true;
+  /** Not cut yet, and its client takes no response byte: the write queue full and reading paused for it, or a close waits to flush. */
+  boolean writeStalledNow() {
+    return !close.stage().cut() && (close.stage().closeAsked() ? !socket.lingering()
+      : reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
   }
 
-  @Override
-  public void frameTimedOut(long elapsedMs) {
-    if (close.decided() || parser.atFrameBoundary()) {
-      return;
-    }
-    if (logs.frameTimeout.logNow(remote)) {
-      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading) is still incomplete "
-          + "after {} bytes (frameTimeoutMs)",
-        remote, elapsedMs, parser.bufferedBytes());
-    }
-    closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
+  long msSinceDataSent() {
+    return socket.msSinceDataSent();
   }
 
-  @Override
-  public void writeStalled() {
-    if (close.stage().cut() || !writeStalledNow()) {
-      return;
-    }
-    if (logs.writeStall.logNow(remote)) {
-      log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
-    }
-    close = close.overrulingShutdown(CloseReason.WRITE_STALL);
+  /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
+  void cut(CloseReason reason) {
+    close = close.overrulingShutdown(reason);
     forceClose();
   }
 
@@ -461,17 +338,16 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    * nothing waits in the socket), the end is decided and the connection closes after its answers.
    */
   private void endIfInputDone() {
-    if (inputEnded && !close.decided() && gate.isOpen()) {
+    if (inputEnded && !close.decided() && reading.isOpen()) {
       closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
-  private void closeAfterAnswers(CloseReason reason) {
+  void closeAfterAnswers(CloseReason reason) {
     close = close.decide(reason);
-    gate.shut();
+    reading.shut();
     order.remove(place);
-    parser.pause();
     // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
     account.closing(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -523,42 +399,17 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     parser.releaseBuffers();
     order.remove(place);
     timers.cancelAll();
-    if (firstRequestTimer >= 0) {
-      ticker.cancel(firstRequestTimer);
-      firstRequestTimer = -1;
-    }
-    if (gate.clear()) {
-      metrics.readingResumed();
-    }
+    reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
-    // Last, so that the line means every count has been settled.
-    if (log.isDebugEnabled()) {
-      if (ioError == null) {
-        log.debug("{} {}", remote, close.reason());
-      } else {
-        log.debug("{} {}: {}", remote, close.reason(), ioError.getMessage());
-      }
-    }
+    log.closed(close.reason(), ioError);
   }
 
-  /**
-   * Whether this connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet for
-   * {@code idleGiveWayMs} at least, and owing nothing ({@link #owesNothing}).
-   */
-  boolean canGiveWay(long nowNanos) {
-    return nowNanos - connectedNanos >= order.giveWayAfterNanos && nowNanos - place.activeNanos >= order.giveWayAfterNanos
-      && (owesNothing() || leftWhileWaitingForBudget());
-  }
+  // ---- giving way ----
 
-  /**
-   * Paused for the budget alone, at a frame boundary, owing nothing, and its client has closed its side: a paused
-   * socket is not read, so the server would see that end only once the budget has room again, and until then the
-   * connection would keep its slot. Asks the kernel, so only when a newcomer needs the slot.
-   */
-  private boolean leftWhileWaitingForBudget() {
-    return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
-      && owesNothingWhateverTheGate() && socket.clientClosed();
+  /** Connected since {@code startNanos}: see {@link ActivityOrder#idlest}. */
+  long startNanos() {
+    return timers.startNanos();
   }
 
   /**
@@ -567,7 +418,18 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    */
   @Override
   public boolean owesNothing() {
-    return gate.isOpen() && owesNothingWhateverTheGate();
+    return reading.isOpen() && owesNothingWhateverTheGate();
+  }
+
+  /**
+   * Paused for the budget alone, owing nothing else, and its client has closed its side: a paused socket is not read,
+   * so the server would see that end only once the budget has room, and until then it would keep its slot. Asks the
+   * kernel, so only when a newcomer needs the slot.
+   */
+  boolean leftWhileWaitingForBudget() {
+    ReadGate gate = reading.gate();
+    return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
+      && owesNothingWhateverTheGate() && socket.clientClosed();
   }
 
   private boolean owesNothingWhateverTheGate() {
@@ -592,13 +454,5 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** True when shutdown closed it at once because it owed nothing (and nothing was cut). */
   public boolean closedIdle() {
     return close.ending() == null ? close.stage().idle() : close.ending() == CloseState.Ending.CLOSED_IDLE;
-  }
-
-  /** A failed handler's sample in its summary line; formatted only if that line is written. */
-  private record FailedFrom(SocketAddress remote, Throwable cause) {
-    @Override
-    public String toString() {
-      return "from " + remote + ": " + cause;
-    }
   }
 }

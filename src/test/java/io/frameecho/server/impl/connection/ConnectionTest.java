@@ -620,7 +620,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.evictIfNotReading(1000, 3, 2000, 1000);
+    connection.cutoffs().evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */

@@ -34,8 +34,9 @@ public final class ActivityOrder {
     private Place previous;
     private Place next;
     private boolean listed;
-    /** When the connection was last active, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
+    /** When the connection was last active, and when it joined, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
     long activeNanos;
+    private long joinedNanos;
 
     Place(Connection connection) {
       this.connection = connection;
@@ -45,6 +46,12 @@ public final class ActivityOrder {
   private Place first;
   private Place last;
   private int size;
+
+  /** {@code place}'s connection has just been accepted: it takes its place at the end. */
+  void join(Place place) {
+    touch(place);
+    place.joinedNanos = place.activeNanos;
+  }
 
   /** {@code place} was active just now: it goes to the end. */
   void touch(Place place) {
@@ -137,7 +144,7 @@ public final class ActivityOrder {
    */
   private boolean canGiveWay(Place place, long nowNanos) {
     Connection connection = place.connection;
-    return nowNanos - connection.startNanos() >= giveWayAfterNanos && nowNanos - place.activeNanos >= giveWayAfterNanos
+    return nowNanos - place.joinedNanos >= giveWayAfterNanos && nowNanos - place.activeNanos >= giveWayAfterNanos
       && (connection.owesNothing() || connection.leftWhileWaitingForBudget());
   }
 

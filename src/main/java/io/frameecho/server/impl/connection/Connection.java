@@ -37,11 +37,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** How long a connection that gave its slot to a newcomer lingers at most: until it closes it is beyond the limit. */
   private static final long GAVE_WAY_LINGER_MS = 1000;
-  /**
-   * How long after its accept a connection that has sent nothing may still send its first request once shutdown has
-   * begun: a client that connects and sends at once, accepted just before the server stopped accepting, is answered.
-   */
-  static final long FIRST_REQUEST_GRACE_MS = 500;
 
   private final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
@@ -59,21 +54,17 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private Responses responses;
   private ConnectionTimers timers;
 
-  /** Frames handed over since the last {@link #afterRead}. */
+  /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
-  /** A frame was under way at the last {@link #afterRead}. */
   private boolean frameUnderWay;
   /** The book's {@code want_close}, with its reason (the first wins), and how far the close has gone. */
   private CloseState close = CloseState.OPEN;
   private Throwable ioError;
   /** The client shut down its sending side (or closed): answer what it sent, then close. */
   private boolean inputEnded;
-  /** A byte has arrived: the client has begun its first request. */
+  /** A byte has arrived (the client has begun its first request); a whole request has. */
   private boolean receivedBytes;
-  /** A whole request frame has arrived. */
   private boolean receivedRequest;
-  /** Shutdown has begun and this connection waits, within its first-request grace, for its first request. */
-  private boolean shutdownPending;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
@@ -85,11 +76,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.closedHandler = closedHandler;
   }
 
-  /**
-   * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
-   * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
-   * the end of {@code order}; its close lines rate-limited by {@code logs}.
-   */
+  /** The book's {@code handle_accept} for one socket, on the event loop of {@code context}, which the caller runs on. */
   public static Connection accept(AcceptedSocket accepted, Context context, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
@@ -114,10 +101,10 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, cutoffs);
-    cutoffs.wire(timers);
+    cutoffs.wire(timers, parser, responses, writer, reading, socket);
     reading.wire(parser, metrics, timers, account);
     timers.start();
-    order.touch(place);
+    order.join(place);
   }
 
   /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
@@ -168,7 +155,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (shutdownPending && receivedRequest && !underWay) {
+    if (cutoffs.awaitingFirstRequest() && receivedRequest && !underWay) {
       // The first request(s) after shutdown began have arrived whole: answer them, then close.
       closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
       return;
@@ -194,31 +181,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /**
-   * Shutdown: a connection that owes nothing closes at once; one that owes answers closes after them (the drain);
-   * one accepted less than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent nothing yet first waits that long for
-   * its first request, and is answered.
-   */
   @Override
   public void shutdownRequested() {
-    if (close.decided() || shutdownPending) {
-      return;
-    }
-    if (!receivedBytes && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
-      shutdownPending = true;
-      return;
-    }
-    closeForShutdown();
+    cutoffs.shutdownRequested();
   }
 
-  /** A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs bounds the wait). */
-  void firstRequestGraceOver() {
-    if (!close.decided() && !receivedBytes) {
-      closeForShutdown();
-    }
-  }
-
-  private void closeForShutdown() {
+  /** Shutdown: owing nothing, at once; owing answers, after them (the drain). */
+  void closeForShutdown() {
     if (owesNothing()) {
       close = close.decideIdle();
     }
@@ -295,34 +264,18 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     closeAfterAnswers(CloseReason.HANDLER_FAILED);
   }
 
-  // ---- what the cutoffs weigh ----
+  // ---- for the cutoffs ----
 
   Cutoffs cutoffs() {
     return cutoffs;
   }
 
-  boolean closing() {
-    return close.decided();
+  CloseState closeState() {
+    return close;
   }
 
-  /** No answer awaited, reading not paused, no frame under way: a clock may call it idle. */
-  boolean quiet() {
-    return !responses.awaiting() && reading.isOpen() && parser.atFrameBoundary();
-  }
-
-  /** The bytes of the frame under way, or -1 at a frame boundary. */
-  long frameBytesUnderWay() {
-    return parser.atFrameBoundary() ? -1 : parser.bufferedBytes();
-  }
-
-  /** Not cut yet, and its client takes no response byte: the write queue full and reading paused for it, or a close waits to flush. */
-  boolean writeStalledNow() {
-    return !close.stage().cut() && (close.stage().closeAsked() ? !socket.lingering()
-      : reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
-  }
-
-  long msSinceDataSent() {
-    return socket.msSinceDataSent();
+  boolean receivedBytes() {
+    return receivedBytes;
   }
 
   /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
@@ -333,10 +286,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   // ---- want_close ----
 
-  /**
-   * After the client's input ended: once everything it sent has been read (reading is not paused, so
-   * nothing waits in the socket), the end is decided and the connection closes after its answers.
-   */
+  /** After the client's input ended and all it sent was read (reading not paused), the end is decided. */
   private void endIfInputDone() {
     if (inputEnded && !close.decided() && reading.isOpen()) {
       closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
@@ -358,8 +308,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided() && !responses.awaiting() && !close.stage().closeAsked()) {
       responses.flush();
       close = close.closeAsked();
-      // The close flushes what is queued first; a peer that never reads must not hold it open for ever. With nothing
-      // queued the FIN goes out at once: no clock is needed.
+      // A close flushes what is queued first: a peer that never reads must not hold it open for ever.
       if (socket.pendingWriteBytes() != 0) {
         timers.writeWaiting();
       }
@@ -372,7 +321,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
+  /** Closes at once, dropping what is queued: for a peer that does not read, or a broken socket. */
   private void forceClose() {
     close = close.cut();
     socket.closeNow();
@@ -407,15 +356,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   // ---- giving way ----
 
-  /** Connected since {@code startNanos}: see {@link ActivityOrder#idlest}. */
-  long startNanos() {
-    return timers.startNanos();
-  }
-
-  /**
-   * Not closing, no answer awaited, no frame under way, reading not paused, nothing left in the write queue.
-   * (Responses the kernel has taken and the client has not read yet are beyond what the server can see.)
-   */
+  /** Not closing, no answer awaited, no frame under way, reading not paused, nothing in the write queue. */
   @Override
   public boolean owesNothing() {
     return reading.isOpen() && owesNothingWhateverTheGate();

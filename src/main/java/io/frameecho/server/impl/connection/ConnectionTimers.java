@@ -80,10 +80,6 @@ final class ConnectionTimers {
     }
   }
 
-  long startNanos() {
-    return startNanos;
-  }
-
   /**
    * Shutdown began before the connection's first request: if it started less than {@code graceMs} ago, it waits the
    * rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.protocol.FrameParser;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
@@ -12,10 +13,23 @@ import io.frameecho.server.impl.shared.BudgetAccount;
  */
 final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
 
+  /**
+   * How long after its accept a connection that has sent nothing may still send its first request once shutdown has
+   * begun: a client that connects and sends at once, accepted just before the server stopped accepting, is answered.
+   */
+  static final long FIRST_REQUEST_GRACE_MS = 500;
+
   private final Connection connection;
   private final ConnectionLog log;
   private final long writeStallTimeoutMs;
+  /** Shutdown has begun and the connection waits, within its first-request grace, for its first request. */
+  private boolean awaitingFirstRequest;
   private ConnectionTimers timers;
+  private FrameParser parser;
+  private Responses responses;
+  private ResponseWriter writer;
+  private Reading reading;
+  private ConnectionSocket socket;
 
   Cutoffs(Connection connection, ConnectionLog log, long writeStallTimeoutMs) {
     this.connection = connection;
@@ -23,16 +37,35 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
     this.writeStallTimeoutMs = writeStallTimeoutMs;
   }
 
-  void wire(ConnectionTimers timers) {
+  /** Once, when the connection builds its rooms: what the cutoffs look at. */
+  void wire(ConnectionTimers timers, FrameParser parser, Responses responses, ResponseWriter writer, Reading reading,
+            ConnectionSocket socket) {
     this.timers = timers;
+    this.parser = parser;
+    this.responses = responses;
+    this.writer = writer;
+    this.reading = reading;
+    this.socket = socket;
   }
 
+  private boolean closing() {
+    return connection.closeState().decided();
+  }
+
+  /** Not cut yet, and its client takes no response byte: the queue full and reading paused for it, or a close waits to flush. */
+  private boolean writeStalledNow() {
+    CloseState.Stage stage = connection.closeState().stage();
+    return !stage.cut() && (stage.closeAsked() ? !socket.lingering()
+      : reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
+  }
+
+  /** Idle unless busy all the same: an answer awaited, reading paused, a frame under way. */
   @Override
   public boolean idle(long idleMs) {
-    if (connection.closing()) {
+    if (closing()) {
       return true;
     }
-    if (!connection.quiet()) {
+    if (responses.awaiting() || !reading.isOpen() || !parser.atFrameBoundary()) {
       return false;
     }
     log.idle(idleMs);
@@ -42,24 +75,46 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
 
   @Override
   public void frameTimedOut(long elapsedMs) {
-    long underWay = connection.frameBytesUnderWay();
-    if (!connection.closing() && underWay >= 0) {
-      log.frameTimedOut(elapsedMs, underWay);
+    if (!closing() && !parser.atFrameBoundary()) {
+      log.frameTimedOut(elapsedMs, parser.bufferedBytes());
       connection.closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
     }
   }
 
   @Override
   public void writeStalled() {
-    if (connection.writeStalledNow()) {
+    if (writeStalledNow()) {
       log.writeStalled(writeStallTimeoutMs);
       connection.cut(CloseReason.WRITE_STALL);
     }
   }
 
+  /**
+   * Shutdown: the connection closes at once if it owes nothing, after its answers if it owes some; one accepted less
+   * than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent nothing yet first waits that long for its first request,
+   * and is answered.
+   */
+  void shutdownRequested() {
+    if (closing() || awaitingFirstRequest) {
+      return;
+    }
+    if (!connection.receivedBytes() && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
+      awaitingFirstRequest = true;
+      return;
+    }
+    connection.closeForShutdown();
+  }
+
+  boolean awaitingFirstRequest() {
+    return awaitingFirstRequest;
+  }
+
+  /** A request under way finishes first: the connection closes once it is whole (frameTimeoutMs bounds the wait). */
   @Override
   public void firstRequestGraceOver() {
-    connection.firstRequestGraceOver();
+    if (!closing() && !connection.receivedBytes()) {
+      connection.closeForShutdown();
+    }
   }
 
   @Override
@@ -80,10 +135,10 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
    */
   @Override
   public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
-    if (writeStallTimeoutMs == 0 || !connection.writeStalledNow()) {
+    if (writeStallTimeoutMs == 0 || !writeStalledNow()) {
       return;
     }
-    long stalledMs = timers.msSentNothing(connection.msSinceDataSent());
+    long stalledMs = timers.msSentNothing(socket.msSinceDataSent());
     if (stalledMs >= 0 && stalledMs >= Math.max(graceMs, writeStallTimeoutMs / 4)) {
       log.nonReaderEvicted(stalledMs, waiting, used, limit);
       connection.cut(CloseReason.BUDGET_EVICTED);

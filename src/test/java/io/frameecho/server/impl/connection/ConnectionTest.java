@@ -713,7 +713,7 @@ class ConnectionTest {
 
   // ---- shutdown: what is owed, and the first request's grace ----
 
-  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
+  private static final long GRACE = Cutoffs.FIRST_REQUEST_GRACE_MS;
 
   /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
   @Test

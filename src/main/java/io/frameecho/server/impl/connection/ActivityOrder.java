@@ -36,7 +36,7 @@ public final class ActivityOrder {
     private boolean listed;
     /** When the connection was last active, and when it joined, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
     long activeNanos;
-    private long joinedNanos;
+    long joinedNanos;
 
     Place(Connection connection) {
       this.connection = connection;

@@ -44,7 +44,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private final Handler<Connection> closedHandler;
   final Reading reading = new Reading();
   private final ActivityOrder order;
-  private final ActivityOrder.Place place = new ActivityOrder.Place(this);
+  final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
   // The rooms, built at start; the cutoffs look at them too.
   ConnectionSocket socket;
@@ -102,8 +102,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
-    timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
-      options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, cutoffs);
+    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
     reading.wire(parser, metrics, timers, account);
     timers.start();
     order.join(place);

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.shared.Ticker;
 
 import java.util.concurrent.TimeUnit;
@@ -37,15 +38,12 @@ final class ConnectionTimers {
   }
 
   private final Ticker ticker;
-  private final long idleTimeoutMs;
-  private final long frameTimeoutMs;
-  private final long writeStallTimeoutMs;
+  /** The three timeouts: the server's options, read where used (a connection keeps no copy). */
+  private final FrameEchoOptions options;
   /** The socket's response bytes not yet taken by the client. */
   private final LongSupplier pendingWriteBytes;
   private final Events events;
 
-  /** When the connection started: its accept. */
-  private long startNanos;
   private long lastRequestNanos;
   private long frameStartedNanos;
   /** Time the server itself kept reading paused since the current frame started (not the client's slowness). */
@@ -62,33 +60,31 @@ final class ConnectionTimers {
   private long writeTimer = -1;
   private long firstRequestTimer = -1;
 
-  ConnectionTimers(Ticker ticker, long idleTimeoutMs, long frameTimeoutMs, long writeStallTimeoutMs,
+  ConnectionTimers(Ticker ticker, FrameEchoOptions options,
                    LongSupplier pendingWriteBytes, Events events) {
     this.ticker = ticker;
-    this.idleTimeoutMs = idleTimeoutMs;
-    this.frameTimeoutMs = frameTimeoutMs;
-    this.writeStallTimeoutMs = writeStallTimeoutMs;
+    this.options = options;
     this.pendingWriteBytes = pendingWriteBytes;
     this.events = events;
   }
 
   void start() {
-    startNanos = ticker.nanoTime();
+    long idleTimeoutMs = options.getIdleTimeoutMs();
     if (idleTimeoutMs > 0) {
-      lastRequestNanos = startNanos;
+      lastRequestNanos = ticker.nanoTime();
       idleTimer = ticker.schedule(idleTimeoutMs, this::onIdleTimer);
     }
   }
 
   /**
-   * Shutdown began before the connection's first request: if it started less than {@code graceMs} ago, it waits the
-   * rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.
+   * Shutdown began before the connection's first request: if it started (at {@code startedNanos}) less than {@code
+   * graceMs} ago, it waits the rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.
    */
-  boolean awaitFirstRequest(long graceMs) {
+  boolean awaitFirstRequest(long graceMs, long startedNanos) {
     if (firstRequestTimer >= 0) {
       return true;
     }
-    long leftMs = graceMs - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startNanos);
+    long leftMs = graceMs - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos);
     if (leftMs <= 0) {
       return false;
     }
@@ -112,13 +108,14 @@ final class ConnectionTimers {
 
   /** A request frame is complete: the idle clock restarts. */
   void requestArrived() {
-    if (idleTimeoutMs > 0) {
+    if (options.getIdleTimeoutMs() > 0) {
       lastRequestNanos = ticker.nanoTime();
     }
   }
 
   /** The first bytes of a frame have arrived. */
   void frameStarted() {
+    long frameTimeoutMs = options.getFrameTimeoutMs();
     if (frameTimeoutMs > 0) {
       frameStartedNanos = ticker.nanoTime();
       frameNanosPaused = 0;
@@ -152,7 +149,7 @@ final class ConnectionTimers {
       pendingAtWriteCheck = pendingWriteBytes.getAsLong();
       writeProgressNanos = ticker.nanoTime();
     }
-    if (writeTimer < 0 && writeStallTimeoutMs > 0) {
+    if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
       writeTimer = ticker.schedule(writeCheckMs(), this::onWriteStall);
     }
   }
@@ -185,7 +182,7 @@ final class ConnectionTimers {
    * two timeouts. Four looks close it within a quarter more than one.
    */
   private long writeCheckMs() {
-    return Math.max(1, writeStallTimeoutMs / 4);
+    return Math.max(1, options.getWriteStallTimeoutMs() / 4);
   }
 
   /** The write queue drained: the write-stall clock stops. */
@@ -199,6 +196,7 @@ final class ConnectionTimers {
 
   private void onIdleTimer() {
     idleTimer = -1;
+    long idleTimeoutMs = options.getIdleTimeoutMs();
     long idleMs = TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - lastRequestNanos);
     if (idleMs < idleTimeoutMs) {
       idleTimer = ticker.schedule(idleTimeoutMs - idleMs, this::onIdleTimer);
@@ -209,6 +207,7 @@ final class ConnectionTimers {
 
   private void onFrameTimer() {
     frameTimer = -1;
+    long frameTimeoutMs = options.getFrameTimeoutMs();
     long now = ticker.nanoTime();
     // Time the server kept reading paused is its own choice, not the client's slowness: it does not count.
     long paused = frameNanosPaused + (pausedSinceNanos >= 0 ? now - pausedSinceNanos : 0);
@@ -223,6 +222,7 @@ final class ConnectionTimers {
   /** A stall is no progress for {@code writeStallTimeoutMs}: a client that reads, however slowly, keeps its connection. */
   private void onWriteStall() {
     writeTimer = -1;
+    long writeStallTimeoutMs = options.getWriteStallTimeoutMs();
     long now = ticker.nanoTime();
     noteWriteProgress(now);
     long stalledMs = TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
@@ -234,7 +234,7 @@ final class ConnectionTimers {
   }
 
   long writeStallTimeoutMs() {
-    return writeStallTimeoutMs;
+    return options.getWriteStallTimeoutMs();
   }
 
   void cancelAll() {

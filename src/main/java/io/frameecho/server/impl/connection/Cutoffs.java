@@ -77,7 +77,7 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
     if (closing() || awaitingFirstRequest) {
       return;
     }
-    if (!connection.receivedBytes() && connection.timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
+    if (!connection.receivedBytes() && connection.timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS, connection.place.joinedNanos)) {
       awaitingFirstRequest = true;
       return;
     }

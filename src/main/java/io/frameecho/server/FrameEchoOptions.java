@@ -30,6 +30,8 @@ public class FrameEchoOptions {
   public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
   public static final long DEFAULT_BUDGET_GRACE_MS = 1_000;
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
+  /** Redis's {@code tcp-keepalive} default: a dead peer is found within about twice this. */
+  public static final int DEFAULT_KEEP_ALIVE_SECONDS = 300;
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
   public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
@@ -55,6 +57,7 @@ public class FrameEchoOptions {
     OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
     OptionKey.longInteger("budgetGraceMs", FrameEchoOptions::getBudgetGraceMs, FrameEchoOptions::setBudgetGraceMs),
     OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
+    OptionKey.integer("keepAliveSeconds", FrameEchoOptions::getKeepAliveSeconds, FrameEchoOptions::setKeepAliveSeconds),
     OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
     OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
     OptionKey.longInteger("lingerTimeoutMs", FrameEchoOptions::getLingerTimeoutMs, FrameEchoOptions::setLingerTimeoutMs),
@@ -87,6 +90,7 @@ public class FrameEchoOptions {
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private long budgetGraceMs = DEFAULT_BUDGET_GRACE_MS;
   private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
+  private int keepAliveSeconds = DEFAULT_KEEP_ALIVE_SECONDS;
   private long frameTimeoutMs = DEFAULT_FRAME_TIMEOUT_MS;
   private long writeStallTimeoutMs = DEFAULT_WRITE_STALL_TIMEOUT_MS;
   private long lingerTimeoutMs = DEFAULT_LINGER_TIMEOUT_MS;
@@ -113,6 +117,7 @@ public class FrameEchoOptions {
     OptionKey.readJson(json, "", KEYS, this);
     checkTls();
     checkListenAddress();
+    checkKeepAlive();
   }
 
   /**
@@ -337,6 +342,64 @@ public class FrameEchoOptions {
     ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
     this.idleTimeoutMs = idleTimeoutMs;
     return this;
+  }
+
+  public int getKeepAliveSeconds() {
+    return keepAliveSeconds;
+  }
+
+  /**
+   * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
+   * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
+   * {@code netServerOptions} sets {@code tcpKeepAlive} itself; see {@link #keepAlive(NetServerOptions)}.
+   */
+  public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
+    ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
+    this.keepAliveSeconds = keepAliveSeconds;
+    return this;
+  }
+
+  /**
+   * Vert.x's options with frame-echo's keep-alive applied: as given when {@code netServerOptions} turns
+   * {@code tcpKeepAlive} on itself, else {@code keepAliveSeconds}' (idle, a third of it between probes, three probes).
+   * Idle, interval and count are set by Vert.x on epoll and io_uring only; on NIO the kernel's
+   * {@code net.ipv4.tcp_keepalive_*} apply.
+   */
+  public NetServerOptions keepAlive(NetServerOptions net) {
+    if (net.isTcpKeepAlive() || keepAliveSeconds == 0 || !unixSocket.isEmpty()) {
+      return net;
+    }
+    net.setTcpKeepAlive(true);
+    net.setTcpKeepAliveIdleSeconds(keepAliveSeconds);
+    net.setTcpKeepAliveIntervalSeconds(Math.max(1, keepAliveSeconds / 3));
+    net.setTcpKeepAliveCount(3);
+    return net;
+  }
+
+  /** How keep-alive is set, for the start-up line and {@code check-config}: {@code 300s}, {@code off}, or Vert.x's. */
+  public String describeKeepAlive() {
+    NetServerOptions net = netServerOptions;
+    if (net.isTcpKeepAlive()) {
+      return "netServerOptions (idle " + orKernel(net.getTcpKeepAliveIdleSeconds()) + ", interval "
+        + orKernel(net.getTcpKeepAliveIntervalSeconds()) + ", count " + orKernel(net.getTcpKeepAliveCount()) + ")";
+    }
+    return keepAliveSeconds == 0 ? "off" : !unixSocket.isEmpty() ? "off (unix socket)" : keepAliveSeconds + "s";
+  }
+
+  private static String orKernel(int value) {
+    return value > 0 ? String.valueOf(value) : "the kernel's";
+  }
+
+  /**
+   * {@code keepAliveSeconds} and Vert.x's {@code tcpKeepAlive} both set would leave one ignored: refused.
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  public void checkKeepAlive() {
+    if (netServerOptions.isTcpKeepAlive() && keepAliveSeconds != DEFAULT_KEEP_ALIVE_SECONDS) {
+      throw new IllegalArgumentException("keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself and would "
+        + "win; set one of them (keepAliveSeconds alone, or netServerOptions' tcpKeepAlive with its idle, interval and count)");
+    }
   }
 
   public long getFrameTimeoutMs() {

@@ -92,6 +92,20 @@ class CheckConfigTest {
       result.out());
   }
 
+  /** Keep-alive is on by default (Redis's 300 s); check-config says how it is set, and refuses two settings of it. */
+  @Test
+  void itSaysHowKeepAliveIsSet() {
+    Result byDefault = checkConfig(Map.of());
+    assertEquals(0, byDefault.status(), byDefault.err());
+    assertTrue(byDefault.out().contains(", keep-alive 300s,"), byDefault.out());
+    Result off = checkConfig(Map.of("FRAME_ECHO_KEEP_ALIVE_SECONDS", "0"));
+    assertTrue(off.out().contains(", keep-alive off,"), off.out());
+    Result vertx = checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"tcpKeepAlive\":true,\"tcpKeepAliveIdleSeconds\":60}}");
+    assertTrue(vertx.out().contains(", keep-alive netServerOptions (idle 60, interval the kernel's, count the kernel's),"), vertx.out());
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"keepAliveSeconds\":60,\"netServerOptions\":{\"tcpKeepAlive\":true}}"),
+      "keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself");
+  }
+
   /** The jar's metrics endpoint is on with metrics unless the configuration says no; check-config says which. */
   @Test
   void itSaysWhetherTheMetricsEndpointOpens() {

@@ -84,13 +84,13 @@ final class StartupChecks {
   /** The listening line, one per instance, with the settings that shape its connections. */
   static void logListening(FrameEchoOptions options, String address, boolean tls, String transport, String handler, long budgetLimit) {
     log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
-        + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
+        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, keepAlive={}, "
+        + "frameTimeoutMs={}, writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
       address + (address.startsWith("unix:") || !("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()))
         ? "" : " (all interfaces)"),
       tls ? " with TLS" : "", transport, Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
       options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
+      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.describeKeepAlive(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
   }
 
@@ -99,10 +99,11 @@ final class StartupChecks {
     try {
       options.checkTls();
       options.checkListenAddress();
+      options.checkKeepAlive();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }
-    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+    NetServerOptions netOptions = options.keepAlive(new NetServerOptions(options.getNetServerOptions()))
       .setHost(options.getHost())
       .setPort(options.getPort());
     TlsOptions tls = options.getTls();

@@ -118,6 +118,7 @@ public class FrameEchoOptions {
     checkTls();
     checkListenAddress();
     checkKeepAlive();
+    checkPromises();
   }
 
   /**
@@ -391,6 +392,44 @@ public class FrameEchoOptions {
   }
 
   /**
+   * Vert.x options that would bypass what frame-echo promises (responses in order, reading paused by the write queue
+   * and the buffer budget, every close with its reason, a lingering close) are refused, each with why.
+   *
+   * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
+   */
+  public void checkPromises() {
+    NetServerOptions net = netServerOptions;
+    NetServerOptions vertx = new NetServerOptions();
+    if (net.isRegisterWriteHandler()) {
+      throw refused("registerWriteHandler", "it registers an event-bus consumer per socket through which any code may write "
+        + "to the socket past frame-echo's ordered responses and buffer budget");
+    }
+    if (net.getTrafficShapingOptions() != null) {
+      throw refused("trafficShapingOptions", "Netty's traffic shaper turns reading back on behind frame-echo's read gate, so "
+        + "bytes held grow past maxBufferedBytes and the write queue while connections count as paused; bound clients with "
+        + "maxConnectionsPerIp and maxBufferedBytes");
+    }
+    for (String[] idle : new String[][] {{"idleTimeout", String.valueOf(net.getIdleTimeout())},
+        {"readIdleTimeout", String.valueOf(net.getReadIdleTimeout())}, {"writeIdleTimeout", String.valueOf(net.getWriteIdleTimeout())}}) {
+      if (!"0".equals(idle[1])) {
+        throw refused(idle[0], "Vert.x would close connections itself, without their responses or a close reason; use "
+          + "idleTimeoutMs, frameTimeoutMs and writeStallTimeoutMs");
+      }
+    }
+    if (net.getIdleTimeoutUnit() != vertx.getIdleTimeoutUnit()) {
+      throw refused("idleTimeoutUnit", "the unit of Vert.x's idleTimeout, which is refused; use idleTimeoutMs");
+    }
+    if (net.getSoLinger() != vertx.getSoLinger()) {
+      throw refused("soLinger", "SO_LINGER makes a close reset the connection (0) or wait in the kernel instead of "
+        + "frame-echo's lingering close, and a reset discards responses the client has not read yet");
+    }
+  }
+
+  private static IllegalArgumentException refused(String key, String why) {
+    return new IllegalArgumentException("netServerOptions." + key + ": refused: " + why);
+  }
+
+  /**
    * {@code keepAliveSeconds} and Vert.x's {@code tcpKeepAlive} both set would leave one ignored: refused.
    *
    * @throws IllegalArgumentException naming the key
@@ -450,9 +489,10 @@ public class FrameEchoOptions {
   }
 
   /**
-   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic shaping, key
-   * material in any of Vert.x's forms, {@code clientAuth} with trust, protocol versions, cipher suites,
-   * {@code sslHandshakeTimeout}, ...), held as they are (not copied) and applied before frame-echo's own settings:
+   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, key material in any of Vert.x's forms,
+   * {@code clientAuth} with trust, protocol versions, cipher suites, {@code sslHandshakeTimeout}, ...), held as they
+   * are (not copied) and applied before frame-echo's own settings; those that would break its promises are refused
+   * when the server listens (see {@link #checkPromises()}):
    * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
    * accepted connection does its TLS handshake before the frame protocol starts.
    */

@@ -14,6 +14,7 @@ import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Context;
@@ -71,6 +72,8 @@ public final class FrameEchoServerImpl {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   /** The listening channel, learned from the first connection it accepted; null before. */
   private Listener listener;
+  /** The address this server claimed in {@link ServedAddresses}, or null (port 0, or not claimed). */
+  private String servedAddress;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -96,6 +99,10 @@ public final class FrameEchoServerImpl {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
+    String notOnEventLoop = notOnEventLoop(context);
+    if (notOnEventLoop != null) {
+      return Future.failedFuture(new IllegalStateException(notOnEventLoop));
+    }
     NetServerOptions netOptions;
     try {
       netOptions = StartupChecks.netServerOptions(options);
@@ -120,6 +127,18 @@ public final class FrameEchoServerImpl {
   }
 
   private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
+    String address = options.getUnixSocket().isEmpty() ? options.getHost() + ":" + options.getPort() : "unix:" + options.getUnixSocket();
+    if (options.getPort() != 0 || !options.getUnixSocket().isEmpty()) {
+      String deployment = context.deploymentID();
+      Object other = ServedAddresses.claim(vertx, address, deployment != null ? deployment : this);
+      if (other != null) {
+        return Future.failedFuture(new IllegalStateException("frame-echo already serves " + address + " in this Vert.x ("
+          + (other instanceof String id ? "deployment " + id : "a server outside any deployment") + "): Vert.x would hand the "
+          + "port's connections to both in turn, each with its own handler and limits; deploy more instances of that "
+          + "deployment (DeploymentOptions.setInstances) or listen on another port"));
+      }
+      servedAddress = address;
+    }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
@@ -170,8 +189,27 @@ public final class FrameEchoServerImpl {
     return new NetServerOptions(options.getNetServerOptions()).isReusePort();
   }
 
+  /**
+   * Why a server cannot run on {@code context}, or null: each connection lives on one event loop, its reads, writes and
+   * timers in one thread (a worker or virtual-thread context would run them on a pool of threads).
+   */
+  public static String notOnEventLoop(Context context) {
+    return context.isEventLoopContext() ? null : "invalid frame-echo deployment: a frame-echo server runs its connections on "
+      + "an event loop, and this one would be created on a " + context.threadingModel() + " context; deploy it with "
+      + "ThreadingModel.EVENT_LOOP (DeploymentOptions' default), or create it from an event loop";
+  }
+
+  /** See {@code FrameEchoServer.ready}. */
+  public static Future<Boolean> ready(Vertx vertx) {
+    return Operations.shared(vertx, Internals.transportName(vertx)).ready();
+  }
+
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
   private void detach() {
+    if (servedAddress != null) {
+      ServedAddresses.release(vertx, servedAddress);
+      servedAddress = null;
+    }
     if (limits != null && !detached) {
       detached = true;
       operations.noRoomCheck(room);

@@ -100,6 +100,7 @@ final class StartupChecks {
       options.checkTls();
       options.checkListenAddress();
       options.checkKeepAlive();
+      options.checkPromises();
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }

@@ -66,6 +66,7 @@ public class FrameEchoOptions {
       FrameEchoOptions::getTls, FrameEchoOptions::setTls),
     OptionKey.typedObject("netServerOptions", NetServerOptionsJson::read, FrameEchoOptions::getNetServerOptions,
       FrameEchoOptions::setNetServerOptions, NetServerOptionsJson::write, NetServerOptions::new),
+    OptionKey.string("proxyTrustedPeers", FrameEchoOptions::getProxyTrustedPeers, FrameEchoOptions::setProxyTrustedPeers),
     OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
     OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
     OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
@@ -97,6 +98,7 @@ public class FrameEchoOptions {
   private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
   private TlsOptions tls;
   private NetServerOptions netServerOptions = new NetServerOptions();
+  private String proxyTrustedPeers = "";
   private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
@@ -119,6 +121,7 @@ public class FrameEchoOptions {
     checkListenAddress();
     checkKeepAlive();
     checkPromises();
+    checkProxyProtocol();
   }
 
   /**
@@ -513,6 +516,49 @@ public class FrameEchoOptions {
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
     this.netServerOptions = NetServerOptionsJson.read(netServerOptions);
     return this;
+  }
+
+  public String getProxyTrustedPeers() {
+    return proxyTrustedPeers;
+  }
+
+  /**
+   * {@code proxyTrustedPeers}: with {@code netServerOptions.useProxyProtocol}, the peers (balancers) that may send a
+   * PROXY protocol header, as comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); a connection from any
+   * other peer is closed before its header is read. Empty: any peer.
+   */
+  public FrameEchoOptions setProxyTrustedPeers(String proxyTrustedPeers) {
+    java.util.Objects.requireNonNull(proxyTrustedPeers, "proxyTrustedPeers");
+    try {
+      io.frameecho.server.impl.shared.PeerRanges.parse(proxyTrustedPeers);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("proxyTrustedPeers: " + e.getMessage(), e);
+    }
+    this.proxyTrustedPeers = proxyTrustedPeers;
+    return this;
+  }
+
+  /**
+   * The PROXY protocol's settings that would be ignored or cannot work are refused: {@code proxyTrustedPeers} without
+   * {@code useProxyProtocol}, and the PROXY protocol with TLS served here (terminate TLS at the balancer).
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  public void checkProxyProtocol() {
+    if (!proxyTrustedPeers.isBlank() && !netServerOptions.isUseProxyProtocol()) {
+      throw new IllegalArgumentException("proxyTrustedPeers: set with netServerOptions.useProxyProtocol false, so it would be "
+        + "ignored");
+    }
+    if (netServerOptions.isUseProxyProtocol() && isTls()) {
+      throw new IllegalArgumentException("netServerOptions.useProxyProtocol: not supported with TLS served by frame-echo; "
+        + "terminate TLS at the balancer, or serve plain TCP behind it");
+    }
+  }
+
+  /** How the PROXY protocol is set, for the start-up line and {@code check-config}. */
+  public String describeProxyProtocol() {
+    return !netServerOptions.isUseProxyProtocol() ? "off"
+      : "v1/v2 from " + (proxyTrustedPeers.isBlank() ? "any peer" : proxyTrustedPeers.replace(" ", ""));
   }
 
   public String getTransport() {

@@ -6,7 +6,9 @@ import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
+import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
@@ -14,6 +16,7 @@ import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.PeerRanges;
 import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
@@ -59,6 +62,8 @@ public final class FrameEchoServerImpl {
   private NetServer netServer;
   /** The TLS handshakes under way, or null for plain TCP. */
   private TlsHandshakes handshakes;
+  /** The PROXY protocol headers awaited, or null without {@code useProxyProtocol}. */
+  private ProxyHeaders proxyHeaders;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -154,12 +159,20 @@ public final class FrameEchoServerImpl {
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
+    NetServerOptions configuredNet = options.getNetServerOptions();
+    if (configuredNet.isUseProxyProtocol()) {
+      proxyHeaders = new ProxyHeaders(context, ticker, configuredNet.getProxyProtocolTimeoutUnit()
+        .toMillis(configuredNet.getProxyProtocolTimeout()), PeerRanges.parse(options.getProxyTrustedPeers()), limits, metrics,
+        Math.min(options.getLingerTimeoutMs(), Admission.REFUSAL_LINGER_MS));
+    }
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
-        if (handshakes != null) {
-          handshakes.begin(socket, ip, established -> serve(established, ip));
+        if (proxyHeaders != null) {
+          proxyHeaders.begin(socket, this::serve);
+        } else if (handshakes != null) {
+          handshakes.begin(socket, ip, established -> serve(established, ip, null));
         } else {
-          serve(socket, ip);
+          serve(socket, ip, null);
         }
       });
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
@@ -256,12 +269,19 @@ public final class FrameEchoServerImpl {
     if (listener == null) {
       listener = Listener.of(socket);
     }
-    admission.accept(socket);
+    if (proxyHeaders == null) {
+      admission.accept(socket);
+    } else if (proxyHeaders.fromTrustedPeer(socket)) {
+      admission.acceptUnaddressed(socket);
+    }
   }
 
-  /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
-  private void serve(NetSocket socket, String ip) {
-    if (shutdown != null && handshakes != null) {
+  /**
+   * A socket with its slot taken (and its TLS handshake done, or its PROXY protocol header read) becomes a connection;
+   * {@code client} is the address its header carried, or null for the socket's own.
+   */
+  private void serve(NetSocket socket, String ip, SocketAddress client) {
+    if (shutdown != null && (handshakes != null || proxyHeaders != null)) {
       // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
       // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
@@ -269,7 +289,8 @@ public final class FrameEchoServerImpl {
       return;
     }
     Context loop = vertx.getOrCreateContext();
-    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
+    Connection connection = Connection.accept(client == null ? accepted : proxied(accepted, client), loop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
@@ -284,6 +305,26 @@ public final class FrameEchoServerImpl {
       // served like the others, with the grace for its first request.
       connection.shutdownRequested();
     }
+  }
+
+  /** {@code accepted}, its client at {@code client} (the address a PROXY protocol header carried). */
+  private static AcceptedSocket proxied(AcceptedSocket accepted, SocketAddress client) {
+    return new AcceptedSocket() {
+      @Override
+      public SocketAddress remoteAddress() {
+        return client;
+      }
+
+      @Override
+      public ConnectionSocket attach(ConnectionSocket.Events events, java.util.function.IntSupplier readCap) {
+        return accepted.attach(events, readCap);
+      }
+
+      @Override
+      public void deliverEarlyReads(ConnectionSocket.Events events) {
+        accepted.deliverEarlyReads(events);
+      }
+    };
   }
 
   /** See {@code FrameEchoServer.updateTls}. */
@@ -327,6 +368,9 @@ public final class FrameEchoServerImpl {
     if (handshakes != null) {
       handshakes.closeAll();
     }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
+    }
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     drain.begin();
@@ -367,6 +411,9 @@ public final class FrameEchoServerImpl {
     }
     if (shutdown == null) {
       operations.stoppedListening();
+    }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
     }
     if (handshakes != null) {
       handshakes.closeAll();

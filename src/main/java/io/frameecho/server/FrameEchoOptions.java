@@ -32,6 +32,8 @@ public class FrameEchoOptions {
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
   /** Redis's {@code tcp-keepalive} default: a dead peer is found within about twice this. */
   public static final int DEFAULT_KEEP_ALIVE_SECONDS = 300;
+  /** Whether this Vert.x sets keep-alive's idle time, interval and count (5.1 and later; 5.0 has no such options). */
+  private static final boolean KEEP_ALIVE_TIMES = keepAliveTimesSupported();
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
   public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
@@ -366,23 +368,42 @@ public class FrameEchoOptions {
   /**
    * Vert.x's options with frame-echo's keep-alive applied: as given when {@code netServerOptions} turns
    * {@code tcpKeepAlive} on itself, else {@code keepAliveSeconds}' (idle, a third of it between probes, three probes).
-   * Idle, interval and count are set by Vert.x on epoll and io_uring only; on NIO the kernel's
-   * {@code net.ipv4.tcp_keepalive_*} apply.
+   * Idle, interval and count are set by Vert.x on epoll and io_uring only, from Vert.x 5.1; on NIO and on 5.0 the
+   * kernel's {@code net.ipv4.tcp_keepalive_*} apply.
    */
   public NetServerOptions keepAlive(NetServerOptions net) {
     if (net.isTcpKeepAlive() || keepAliveSeconds == 0 || !unixSocket.isEmpty()) {
       return net;
     }
-    net.setTcpKeepAlive(true);
-    net.setTcpKeepAliveIdleSeconds(keepAliveSeconds);
-    net.setTcpKeepAliveIntervalSeconds(Math.max(1, keepAliveSeconds / 3));
-    net.setTcpKeepAliveCount(3);
+    // Through TCPSSLOptions, whose setters have one signature on every Vert.x 5 line (NetServerOptions overrides
+    // some with its own return type on one line and not on another: a call compiled against it fails on the other).
+    io.vertx.core.net.TCPSSLOptions tcp = net;
+    tcp.setTcpKeepAlive(true);
+    if (!KEEP_ALIVE_TIMES) {
+      return net;
+    }
+    tcp.setTcpKeepAliveIdleSeconds(keepAliveSeconds);
+    tcp.setTcpKeepAliveIntervalSeconds(Math.max(1, keepAliveSeconds / 3));
+    tcp.setTcpKeepAliveCount(3);
     return net;
+  }
+
+  private static boolean keepAliveTimesSupported() {
+    try {
+      io.vertx.core.net.TCPSSLOptions.class.getMethod("setTcpKeepAliveIdleSeconds", int.class);
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
   }
 
   /** How keep-alive is set, for the start-up line and {@code check-config}: {@code 300s}, {@code off}, or Vert.x's. */
   public String describeKeepAlive() {
     NetServerOptions net = netServerOptions;
+    if (!KEEP_ALIVE_TIMES) {
+      return net.isTcpKeepAlive() || (keepAliveSeconds > 0 && unixSocket.isEmpty())
+        ? "on with the kernel's times (this Vert.x sets none)" : "off";
+    }
     if (net.isTcpKeepAlive()) {
       return "netServerOptions (idle " + orKernel(net.getTcpKeepAliveIdleSeconds()) + ", interval "
         + orKernel(net.getTcpKeepAliveIntervalSeconds()) + ", count " + orKernel(net.getTcpKeepAliveCount()) + ")";

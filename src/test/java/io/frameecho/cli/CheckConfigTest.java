@@ -106,6 +106,20 @@ class CheckConfigTest {
       "keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself");
   }
 
+  /** check-config says from which peers a PROXY protocol header is read, and refuses what would break a promise. */
+  @Test
+  void itSaysHowThePROXYProtocolIsReadAndRefusesOptionsThatBreakPromises() {
+    Result proxied = checkConfig(Map.of(), "-conf",
+      "{\"netServerOptions\":{\"useProxyProtocol\":true},\"proxyTrustedPeers\":\"10.0.0.0/8\"}");
+    assertEquals(0, proxied.status(), proxied.err());
+    assertTrue(proxied.out().contains(", PROXY protocol v1/v2 from 10.0.0.0/8,"), proxied.out());
+    // Without checkIntervalForStatsTimeUnit this passed check-config, then failed the start with a 66-line trace.
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"trafficShapingOptions\":{\"inboundGlobalBandwidth\":8388608}}}"),
+      "netServerOptions.trafficShapingOptions: refused: ");
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"registerWriteHandler\":true}}"),
+      "netServerOptions.registerWriteHandler: refused: ");
+  }
+
   /** The jar's metrics endpoint is on with metrics unless the configuration says no; check-config says which. */
   @Test
   void itSaysWhetherTheMetricsEndpointOpens() {

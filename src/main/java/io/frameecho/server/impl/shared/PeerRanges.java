@@ -39,7 +39,7 @@ public final class PeerRanges {
       String address = slash < 0 ? cidr : cidr.substring(0, slash);
       byte[] bytes = literal(address);
       if (bytes == null) {
-        throw new IllegalArgumentException("\"" + cidr + "\" is not an IP address or a CIDR range (10.0.0.0/8, 2001:db8::/32)");
+        throw new IllegalArgumentException(quote(cidr) + " is not an IP address or a CIDR range (10.0.0.0/8, 2001:db8::/32)");
       }
       int prefix = bytes.length * 8;
       if (slash >= 0) {
@@ -49,12 +49,17 @@ public final class PeerRanges {
           prefix = -1;
         }
         if (prefix < 0 || prefix > bytes.length * 8) {
-          throw new IllegalArgumentException("\"" + cidr + "\": the prefix length must be 0 to " + bytes.length * 8);
+          throw new IllegalArgumentException(quote(cidr) + ": the prefix length must be 0 to " + bytes.length * 8);
         }
       }
       ranges.add(new Range(bytes, prefix));
     }
     return new PeerRanges(List.copyOf(ranges));
+  }
+
+  /** {@code text} as a JSON string literal, as configuration errors quote a value: the error stays one line. */
+  private static String quote(String text) {
+    return io.vertx.core.json.Json.encode(text);
   }
 
   /** The bytes of an IPv4 or IPv6 literal, or null: nothing that would need a name lookup is accepted. */

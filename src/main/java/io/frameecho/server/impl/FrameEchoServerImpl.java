@@ -34,6 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -79,6 +80,8 @@ public final class FrameEchoServerImpl {
   private Listener listener;
   /** The address this server claimed in {@link ServedAddresses}, or null (port 0, or not claimed). */
   private String servedAddress;
+  /** Runs a task on this server's event loop later: one for its connections. */
+  private Executor onLoop;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -289,8 +292,11 @@ public final class FrameEchoServerImpl {
       return;
     }
     Context loop = vertx.getOrCreateContext();
+    if (onLoop == null) {
+      onLoop = task -> loop.runOnContext(v -> task.run());
+    }
     AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
-    Connection connection = Connection.accept(client == null ? accepted : proxied(accepted, client), loop,
+    Connection connection = Connection.accept(client == null ? accepted : proxied(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);

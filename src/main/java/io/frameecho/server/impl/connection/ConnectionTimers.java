@@ -6,12 +6,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * A connection's three clocks, each off at 0: {@code idleTimeoutMs} (no complete request), {@code
+ * A connection's clocks, the first three off at 0: {@code idleTimeoutMs} (no complete request), {@code
  * frameTimeoutMs} (a started frame not complete: slowloris) and {@code writeStallTimeoutMs} (responses
- * not read, or a close that cannot flush). The connection tells them what happens; each that runs out
- * sends it one {@link Events event}, and the connection decides. A timer is re-armed rather than reset per
- * request, so a busy connection costs one clock read per frame, not a timer. Time comes from a
- * {@link Ticker}: Vert.x's timers, or a virtual clock in tests.
+ * not read, or a close that cannot flush); and, once shutdown has begun, the wait for a first request. The
+ * connection tells them what happens; each that runs out sends it one {@link Events event}, and the connection
+ * decides. A timer is re-armed rather than reset per request, so a busy connection costs one clock read per frame,
+ * not a timer; none is armed at accept unless {@code idleTimeoutMs} is on. Time comes from a {@link Ticker}: Vert.x's
+ * timers, or a virtual clock in tests.
  */
 final class ConnectionTimers {
 
@@ -30,6 +31,9 @@ final class ConnectionTimers {
 
     /** No response byte was taken for {@code writeStallTimeoutMs} since the queue filled, or a close began to flush. */
     void writeStalled();
+
+    /** The wait {@link #awaitFirstRequest} began has ended. */
+    void firstRequestGraceOver();
   }
 
   private final Ticker ticker;
@@ -40,6 +44,8 @@ final class ConnectionTimers {
   private final LongSupplier pendingWriteBytes;
   private final Events events;
 
+  /** When the connection started: its accept. */
+  private long startNanos;
   private long lastRequestNanos;
   private long frameStartedNanos;
   /** Time the server itself kept reading paused since the current frame started (not the client's slowness). */
@@ -54,6 +60,7 @@ final class ConnectionTimers {
   private long idleTimer = -1;
   private long frameTimer = -1;
   private long writeTimer = -1;
+  private long firstRequestTimer = -1;
 
   ConnectionTimers(Ticker ticker, long idleTimeoutMs, long frameTimeoutMs, long writeStallTimeoutMs,
                    LongSupplier pendingWriteBytes, Events events) {
@@ -66,10 +73,41 @@ final class ConnectionTimers {
   }
 
   void start() {
+    startNanos = ticker.nanoTime();
     if (idleTimeoutMs > 0) {
-      lastRequestNanos = ticker.nanoTime();
+      lastRequestNanos = startNanos;
       idleTimer = ticker.schedule(idleTimeoutMs, this::onIdleTimer);
     }
+  }
+
+  /**
+   * Shutdown began before the connection's first request: if it started less than {@code graceMs} ago, it waits the
+   * rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.
+   */
+  boolean awaitFirstRequest(long graceMs) {
+    if (firstRequestTimer >= 0) {
+      return true;
+    }
+    long leftMs = graceMs - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startNanos);
+    if (leftMs <= 0) {
+      return false;
+    }
+    firstRequestTimer = ticker.schedule(leftMs, () -> {
+      firstRequestTimer = -1;
+      events.firstRequestGraceOver();
+    });
+    return true;
+  }
+
+  /**
+   * How long the client has been sent nothing while its responses wait, for the budget's cut of a client that reads
+   * no response: the least of {@code msSinceDataSent} (the kernel's TCP_INFO: it grows while the client reads nothing,
+   * and between a slow reader's window updates, every 2.6 s at 50 KB/s over loopback, measured) and this clock's own
+   * look; -1 where the kernel cannot tell (Netty's own count moves only once the kernel's buffer has drained a good part,
+   * so on it a slow reader looks like one that reads nothing).
+   */
+  long msSentNothing(long msSinceDataSent) {
+    return msSinceDataSent < 0 ? -1 : Math.min(msSinceDataSent, msWithoutWriteProgress());
   }
 
   /** A request frame is complete: the idle clock restarts. */
@@ -200,11 +238,11 @@ final class ConnectionTimers {
   }
 
   void cancelAll() {
-    for (long id : new long[] {idleTimer, frameTimer, writeTimer}) {
+    for (long id : new long[] {idleTimer, frameTimer, writeTimer, firstRequestTimer}) {
       if (id >= 0) {
         ticker.cancel(id);
       }
     }
-    idleTimer = frameTimer = writeTimer = -1;
+    idleTimer = frameTimer = writeTimer = firstRequestTimer = -1;
   }
 }

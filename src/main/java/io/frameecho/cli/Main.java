@@ -179,7 +179,8 @@ public final class Main {
       MetricsOptions metrics = options.getMetrics();
       out.println("frame-echo: configuration is valid: frame "
         + (options.getUnixSocket().isEmpty() ? "port " + where(options.getHost(), options.getPort()) : "unix socket " + options.getUnixSocket())
-        + (options.isTls() ? " with TLS" : "") + ", metrics "
+        + (options.isTls() ? " with TLS" : "") + ", keep-alive " + options.describeKeepAlive()
+        + (options.getNetServerOptions().isUseProxyProtocol() ? ", PROXY protocol " + options.describeProxyProtocol() : "") + ", metrics "
         + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
           : "on, without an endpoint")
         + " (nothing was bound)");

@@ -75,6 +75,10 @@ public class FrameEchoVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    String notOnEventLoop = FrameEchoServerImpl.notOnEventLoop(context);
+    if (notOnEventLoop != null) {
+      return Future.failedFuture(new IllegalStateException(notOnEventLoop));
+    }
     FrameEchoOptions options;
     try {
       if (this.options != null && !config().isEmpty()) {

@@ -92,6 +92,34 @@ class CheckConfigTest {
       result.out());
   }
 
+  /** Keep-alive is on by default (Redis's 300 s); check-config says how it is set, and refuses two settings of it. */
+  @Test
+  void itSaysHowKeepAliveIsSet() {
+    Result byDefault = checkConfig(Map.of());
+    assertEquals(0, byDefault.status(), byDefault.err());
+    assertTrue(byDefault.out().contains(", keep-alive 300s,"), byDefault.out());
+    Result off = checkConfig(Map.of("FRAME_ECHO_KEEP_ALIVE_SECONDS", "0"));
+    assertTrue(off.out().contains(", keep-alive off,"), off.out());
+    Result vertx = checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"tcpKeepAlive\":true,\"tcpKeepAliveIdleSeconds\":60}}");
+    assertTrue(vertx.out().contains(", keep-alive netServerOptions (idle 60, interval the kernel's, count the kernel's),"), vertx.out());
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"keepAliveSeconds\":60,\"netServerOptions\":{\"tcpKeepAlive\":true}}"),
+      "keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself");
+  }
+
+  /** check-config says from which peers a PROXY protocol header is read, and refuses what would break a promise. */
+  @Test
+  void itSaysHowThePROXYProtocolIsReadAndRefusesOptionsThatBreakPromises() {
+    Result proxied = checkConfig(Map.of(), "-conf",
+      "{\"netServerOptions\":{\"useProxyProtocol\":true},\"proxyTrustedPeers\":\"10.0.0.0/8\"}");
+    assertEquals(0, proxied.status(), proxied.err());
+    assertTrue(proxied.out().contains(", PROXY protocol v1/v2 from 10.0.0.0/8,"), proxied.out());
+    // Without checkIntervalForStatsTimeUnit this passed check-config, then failed the start with a 66-line trace.
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"trafficShapingOptions\":{\"inboundGlobalBandwidth\":8388608}}}"),
+      "netServerOptions.trafficShapingOptions: refused: ");
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"netServerOptions\":{\"registerWriteHandler\":true}}"),
+      "netServerOptions.registerWriteHandler: refused: ");
+  }
+
   /** The jar's metrics endpoint is on with metrics unless the configuration says no; check-config says which. */
   @Test
   void itSaysWhetherTheMetricsEndpointOpens() {

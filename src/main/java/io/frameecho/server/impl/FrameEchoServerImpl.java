@@ -6,7 +6,9 @@ import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
+import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
@@ -15,6 +17,8 @@ import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.PeerRanges;
+import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Context;
@@ -31,6 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,6 +64,8 @@ public final class FrameEchoServerImpl {
   private NetServer netServer;
   /** The TLS handshakes under way, or null for plain TCP. */
   private TlsHandshakes handshakes;
+  /** The PROXY protocol headers awaited, or null without {@code useProxyProtocol}. */
+  private ProxyHeaders proxyHeaders;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -72,6 +79,10 @@ public final class FrameEchoServerImpl {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   /** The listening channel, learned from the first connection it accepted; null before. */
   private Listener listener;
+  /** The address this server claimed in {@link ServedAddresses}, or null (port 0, or not claimed). */
+  private String servedAddress;
+  /** Runs a task on this server's event loop later: one for its connections. */
+  private Executor onLoop;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -97,6 +108,10 @@ public final class FrameEchoServerImpl {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
+    String notOnEventLoop = notOnEventLoop(context);
+    if (notOnEventLoop != null) {
+      return Future.failedFuture(new IllegalStateException(notOnEventLoop));
+    }
     NetServerOptions netOptions;
     try {
       netOptions = StartupChecks.netServerOptions(options);
@@ -121,6 +136,18 @@ public final class FrameEchoServerImpl {
   }
 
   private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
+    String address = options.getUnixSocket().isEmpty() ? options.getHost() + ":" + options.getPort() : "unix:" + options.getUnixSocket();
+    if (options.getPort() != 0 || !options.getUnixSocket().isEmpty()) {
+      String deployment = context.deploymentID();
+      Object other = ServedAddresses.claim(vertx, address, deployment != null ? deployment : this);
+      if (other != null) {
+        return Future.failedFuture(new IllegalStateException("frame-echo already serves " + address + " in this Vert.x ("
+          + (other instanceof String id ? "deployment " + id : "a server outside any deployment") + "): Vert.x would hand the "
+          + "port's connections to both in turn, each with its own handler and limits; deploy more instances of that "
+          + "deployment (DeploymentOptions.setInstances) or listen on another port"));
+      }
+      servedAddress = address;
+    }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
@@ -136,12 +163,20 @@ public final class FrameEchoServerImpl {
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
+    NetServerOptions configuredNet = options.getNetServerOptions();
+    if (configuredNet.isUseProxyProtocol()) {
+      proxyHeaders = new ProxyHeaders(context, ticker, configuredNet.getProxyProtocolTimeoutUnit()
+        .toMillis(configuredNet.getProxyProtocolTimeout()), PeerRanges.parse(options.getProxyTrustedPeers()), limits, metrics,
+        Math.min(options.getLingerTimeoutMs(), Admission.REFUSAL_LINGER_MS));
+    }
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
-        if (handshakes != null) {
-          handshakes.begin(socket, ip, established -> serve(established, ip));
+        if (proxyHeaders != null) {
+          proxyHeaders.begin(socket, this::serve);
+        } else if (handshakes != null) {
+          handshakes.begin(socket, ip, established -> serve(established, ip, null));
         } else {
-          serve(socket, ip);
+          serve(socket, ip, null);
         }
       });
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
@@ -179,8 +214,27 @@ public final class FrameEchoServerImpl {
     return new NetServerOptions(options.getNetServerOptions()).isReusePort();
   }
 
+  /**
+   * Why a server cannot run on {@code context}, or null: each connection lives on one event loop, its reads, writes and
+   * timers in one thread (a worker or virtual-thread context would run them on a pool of threads).
+   */
+  public static String notOnEventLoop(Context context) {
+    return context.isEventLoopContext() ? null : "invalid frame-echo deployment: a frame-echo server runs its connections on "
+      + "an event loop, and this one would be created on a " + context.threadingModel() + " context; deploy it with "
+      + "ThreadingModel.EVENT_LOOP (DeploymentOptions' default), or create it from an event loop";
+  }
+
+  /** See {@code FrameEchoServer.ready}. */
+  public static Future<Boolean> ready(Vertx vertx) {
+    return Operations.shared(vertx, Internals.transportName(vertx)).ready();
+  }
+
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
   private void detach() {
+    if (servedAddress != null) {
+      ServedAddresses.release(vertx, servedAddress);
+      servedAddress = null;
+    }
     if (limits != null && !detached) {
       detached = true;
       operations.noRoomCheck(room);
@@ -227,12 +281,19 @@ public final class FrameEchoServerImpl {
     if (listener == null) {
       listener = Listener.of(socket);
     }
-    admission.accept(socket);
+    if (proxyHeaders == null) {
+      admission.accept(socket);
+    } else if (proxyHeaders.fromTrustedPeer(socket)) {
+      admission.acceptUnaddressed(socket);
+    }
   }
 
-  /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
-  private void serve(NetSocket socket, String ip) {
-    if (shutdown != null && handshakes != null) {
+  /**
+   * A socket with its slot taken (and its TLS handshake done, or its PROXY protocol header read) becomes a connection;
+   * {@code client} is the address its header carried, or null for the socket's own.
+   */
+  private void serve(NetSocket socket, String ip, SocketAddress client) {
+    if (shutdown != null && (handshakes != null || proxyHeaders != null)) {
       // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
       // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
@@ -240,7 +301,11 @@ public final class FrameEchoServerImpl {
       return;
     }
     Context loop = vertx.getOrCreateContext();
-    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+    if (onLoop == null) {
+      onLoop = task -> loop.runOnContext(v -> task.run());
+    }
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
+    Connection connection = Connection.accept(client == null ? accepted : proxied(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
@@ -255,6 +320,26 @@ public final class FrameEchoServerImpl {
       // served like the others, with the grace for its first request.
       connection.shutdownRequested();
     }
+  }
+
+  /** {@code accepted}, its client at {@code client} (the address a PROXY protocol header carried). */
+  private static AcceptedSocket proxied(AcceptedSocket accepted, SocketAddress client) {
+    return new AcceptedSocket() {
+      @Override
+      public SocketAddress remoteAddress() {
+        return client;
+      }
+
+      @Override
+      public ConnectionSocket attach(ConnectionSocket.Events events, java.util.function.IntSupplier readCap) {
+        return accepted.attach(events, readCap);
+      }
+
+      @Override
+      public void deliverEarlyReads(ConnectionSocket.Events events) {
+        accepted.deliverEarlyReads(events);
+      }
+    };
   }
 
   /** See {@code FrameEchoServer.updateTls}. */
@@ -298,6 +383,9 @@ public final class FrameEchoServerImpl {
     if (handshakes != null) {
       handshakes.closeAll();
     }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
+    }
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     drain.begin();
@@ -338,6 +426,9 @@ public final class FrameEchoServerImpl {
     }
     if (shutdown == null) {
       operations.stoppedListening();
+    }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
     }
     if (handshakes != null) {
       handshakes.closeAll();

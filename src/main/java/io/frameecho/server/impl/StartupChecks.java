@@ -84,13 +84,13 @@ final class StartupChecks {
   /** The listening line, one per instance, with the settings that shape its connections. */
   static void logListening(FrameEchoOptions options, String address, boolean tls, String transport, String handler, long budgetLimit) {
     log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
-        + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
+        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, keepAlive={}, "
+        + "proxyProtocol={}, frameTimeoutMs={}, writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
       address + (address.startsWith("unix:") || !("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()))
         ? "" : " (all interfaces)"),
       tls ? " with TLS" : "", transport, Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
       options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
+      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.describeKeepAlive(), options.describeProxyProtocol(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
   }
 
@@ -99,10 +99,20 @@ final class StartupChecks {
     try {
       options.checkTls();
       options.checkListenAddress();
+      options.checkKeepAlive();
+      options.checkPromises();
+      options.checkProxyProtocol();
+      if (options.getNetServerOptions().isUseProxyProtocol() && !Internals.proxyCodecPresent()) {
+        throw new IllegalArgumentException("netServerOptions.useProxyProtocol: needs io.netty:netty-codec-haproxy on the class "
+          + "path (the runnable jar has it): add it to the application, at its Netty's version");
+      }
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }
-    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+    // The PROXY protocol's header is read by frame-echo once a socket has its slot (ProxyHeaders); Vert.x's own reader
+    // would run before the socket is counted anywhere.
+    NetServerOptions netOptions = options.keepAlive(new NetServerOptions(options.getNetServerOptions()))
+      .setUseProxyProtocol(false)
       .setHost(options.getHost())
       .setPort(options.getPort());
     TlsOptions tls = options.getTls();

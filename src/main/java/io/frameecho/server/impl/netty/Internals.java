@@ -31,6 +31,16 @@ public final class Internals {
       + "what it serves: " + String.join("; ", off);
   }
 
+  /** Whether {@code io.netty:netty-codec-haproxy}, which {@link ProxyHeader} needs, is on the class path. */
+  public static boolean proxyCodecPresent() {
+    try {
+      Class.forName("io.netty.handler.codec.haproxy.HAProxyMessageDecoder", false, Internals.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
   /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */
   public static String transportName(Vertx vertx) {
     return VertxLine.transportName(vertx);

@@ -75,8 +75,12 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
         .description("Connections ended, by reason (timeouts included)").register(registry));
     }
     for (HandshakeFailure why : HandshakeFailure.values()) {
-      handshakesFailed.put(why, Counter.builder("frame.echo.tls.handshakes.failed").tags(tags).tag("cause", why.tag())
-        .description("TLS handshakes that did not complete, by cause (timeout, not_tls, failed)").register(registry));
+      boolean proxy = why.name().startsWith("PROXY");
+      handshakesFailed.put(why, Counter.builder(proxy ? "frame.echo.proxy.headers.failed" : "frame.echo.tls.handshakes.failed")
+        .tags(tags).tag("cause", why.tag())
+        .description(proxy ? "Connections closed before or for their PROXY protocol header, by cause (proxy_invalid, "
+          + "proxy_timeout, proxy_untrusted)" : "TLS handshakes that did not complete, by cause (timeout, not_tls, failed)")
+        .register(registry));
     }
     for (EventBusFailure why : EventBusFailure.values()) {
       eventBusFailed.put(why, Counter.builder("frame.echo.eventbus.answers.failed").tags(tags).tag("cause", why.tag())

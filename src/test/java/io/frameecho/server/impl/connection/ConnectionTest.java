@@ -595,7 +595,7 @@ class ConnectionTest {
   void aCloseThatCannotFlushIsCutAfterTheWriteStallTimeout() {
     options.setIdleTimeoutMs(1000).setWriteStallTimeoutMs(300);
     echo();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     ticker.advance(1000);
     assertEquals(LINGER, socket.lingerMs);
     assertCutAfter(300);
@@ -607,7 +607,7 @@ class ConnectionTest {
   void aCloseBehindAFullQueueIsCutEvenOnceTheQueueIsUnderItsMark() {
     options.setWriteStallTimeoutMs(300);
     echoBehindAFullQueue();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     read(A);
     ticker.advance(100);
     connection.shutdownRequested();
@@ -623,7 +623,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.evictIfNotReading(1000, 3, 2000, 1000);
+    connection.cutoffs().evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */
@@ -716,7 +716,7 @@ class ConnectionTest {
 
   // ---- shutdown: what is owed, and the first request's grace ----
 
-  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
+  private static final long GRACE = Cutoffs.FIRST_REQUEST_GRACE_MS;
 
   /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
   @Test

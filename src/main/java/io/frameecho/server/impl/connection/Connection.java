@@ -94,7 +94,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
-    writer = new ResponseWriter(socket, account);
+    writer = new ResponseWriter(socket, account, log);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
@@ -102,7 +102,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, cutoffs);
     cutoffs.wire(timers, parser, responses, writer, reading, socket);
-    reading.wire(parser, metrics, timers, account);
+    reading.wire(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
   }
@@ -201,6 +201,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
     framesSinceSettled++;
+    log.frameComplete(held);
     log.clientSays(frame);
     receivedRequest = true;
     timers.requestArrived();
@@ -220,6 +221,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     } else {
       if (!close.decided()) {
         ioError = error;
+        log.wantClose(CloseReason.IO_ERROR, false);
       }
       close = close.decide(CloseReason.IO_ERROR);
       forceClose();
@@ -281,6 +283,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
   void cut(CloseReason reason) {
     close = close.overrulingShutdown(reason);
+    log.wantClose(close.reason(), false);
     forceClose();
   }
 
@@ -295,6 +298,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
   void closeAfterAnswers(CloseReason reason) {
+    if (!close.decided()) {
+      log.wantClose(reason, true);
+    }
     close = close.decide(reason);
     reading.shut();
     order.remove(place);
@@ -332,6 +338,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     // One lingering has delivered everything: only a cut before its FIN loses what it owed.
     boolean undelivered = !socket.lingering();
     close = close.decide(CloseReason.SERVER_SHUTDOWN);
+    log.wantClose(close.reason(), false);
     close = undelivered ? close.cutAtDeadline() : close.cut();
     socket.closeNow();
   }
@@ -351,6 +358,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
+    log.socketClosed(close.reason());
     log.closed(close.reason(), ioError);
   }
 

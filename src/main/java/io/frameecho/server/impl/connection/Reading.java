@@ -18,9 +18,11 @@ final class Reading {
   private FrameEchoMetrics metrics;
   private ConnectionTimers timers;
   private BudgetAccount account;
+  private ConnectionLog log;
 
   /** Once, when the connection builds its rooms. */
-  void wire(FrameParser parser, FrameEchoMetrics metrics, ConnectionTimers timers, BudgetAccount account) {
+  void wire(FrameParser parser, FrameEchoMetrics metrics, ConnectionTimers timers, BudgetAccount account, ConnectionLog log) {
+    this.log = log;
     this.parser = parser;
     this.metrics = metrics;
     this.timers = timers;
@@ -41,6 +43,7 @@ final class Reading {
     if (!gate.pause(reason)) {
       return;
     }
+    log.readingPaused(reason, wasOpen);
     if (wasOpen) {
       parser.pause();
       metrics.readingPaused();
@@ -60,7 +63,11 @@ final class Reading {
    */
   boolean resume(Reason reason) {
     boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+    boolean stood = gate.isPausedFor(reason);
     boolean opened = gate.resume(reason);
+    if (stood && !gate.isShut()) {
+      log.readingResumed(reason, opened);
+    }
     if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
       account.serverPaused(false);
     }

@@ -84,9 +84,8 @@ final class ConnectionLog {
   }
 
   /** want_write: answers joined the write queue (the book's outgoing buffer). */
-  void answersQueued(int bytes, long pendingBytes, boolean queueFull) {
-    loop.trace("{} want_write: {} bytes of answers queued, {} bytes waiting{}", remote, bytes, pendingBytes,
-      queueFull ? " (over writeQueueMaxSize)" : "");
+  void answersQueued(int bytes, boolean queueFull) {
+    loop.trace("{} want_write: {} bytes of answers queued{}", remote, bytes, queueFull ? ", the queue is over writeQueueMaxSize" : "");
   }
 
   /** handle_write: answers the socket has written (or could not). */

@@ -42,7 +42,7 @@ final class ResponseWriter {
     }
     filled |= socket.writeQueueFull();
     if (tracing) {
-      log.answersQueued(bytes, socket.pendingWriteBytes(), filled);
+      log.answersQueued(bytes, socket.writeQueueFull());
     }
     return filled;
   }
@@ -61,7 +61,7 @@ final class ResponseWriter {
     }
     filled |= socket.writeQueueFull();
     if (log.tracingWrites()) {
-      log.answersQueued(Frames.HEADER_SIZE + length, socket.pendingWriteBytes(), filled);
+      log.answersQueued(Frames.HEADER_SIZE + length, socket.writeQueueFull());
     }
     return filled;
   }

@@ -30,6 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -71,6 +72,8 @@ public final class FrameEchoServerImpl {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   /** The listening channel, learned from the first connection it accepted; null before. */
   private Listener listener;
+  /** Runs a task on this server's event loop later: one for its connections. */
+  private Executor onLoop;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -231,7 +234,10 @@ public final class FrameEchoServerImpl {
       return;
     }
     Context loop = vertx.getOrCreateContext();
-    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+    if (onLoop == null) {
+      onLoop = task -> loop.runOnContext(v -> task.run());
+    }
+    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);

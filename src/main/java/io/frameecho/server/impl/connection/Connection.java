@@ -14,7 +14,6 @@ import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
-import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.net.SocketAddress;
 
@@ -38,21 +37,22 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** How long a connection that gave its slot to a newcomer lingers at most: until it closes it is beyond the limit. */
   private static final long GAVE_WAY_LINGER_MS = 1000;
 
-  private final FrameEchoOptions options;
+  final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
-  private final ConnectionLog log;
+  final ConnectionLog log;
   private final Cutoffs cutoffs;
   private final Handler<Connection> closedHandler;
-  private final Reading reading = new Reading();
+  final Reading reading = new Reading();
   private final ActivityOrder order;
   private final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
-  private ConnectionSocket socket;
-  private FrameParser parser;
+  // The rooms, built at start; the cutoffs look at them too.
+  ConnectionSocket socket;
+  FrameParser parser;
   private BudgetAccount account;
-  private ResponseWriter writer;
-  private Responses responses;
-  private ConnectionTimers timers;
+  ResponseWriter writer;
+  Responses responses;
+  ConnectionTimers timers;
 
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
@@ -72,18 +72,21 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.options = options;
     this.metrics = metrics;
     this.log = new ConnectionLog(remote, logs);
-    this.cutoffs = new Cutoffs(this, log, options.getWriteStallTimeoutMs());
+    this.cutoffs = new Cutoffs(this);
     this.closedHandler = closedHandler;
   }
 
-  /** The book's {@code handle_accept} for one socket, on the event loop of {@code context}, which the caller runs on. */
-  public static Connection accept(AcceptedSocket accepted, Context context, RequestHandler handler, FrameEchoOptions options,
+  /**
+   * The book's {@code handle_accept} for one socket, on the event loop the caller runs on; {@code loop} runs a task
+   * there later (one per event loop, not per connection).
+   */
+  public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
     Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
     connection.log.newClient();
     ConnectionSocket socket = accepted.attach(connection, connection::readCap);
-    connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
+    connection.start(socket, handler, budget, loop, ticker);
     accepted.deliverEarlyReads(connection);
     return connection;
   }
@@ -101,7 +104,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
     timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, cutoffs);
-    cutoffs.wire(timers, parser, responses, writer, reading, socket);
     reading.wire(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
@@ -161,7 +163,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       return;
     }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
-      reading.pause(Reason.OVER_BUFFER_BUDGET);
+      reading.pauseFor(Reason.OVER_BUFFER_BUDGET);
     }
   }
 
@@ -173,7 +175,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   @Override
   public void writable() {
-    if (reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
+    if (reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
       if (!close.stage().closeAsked()) {
         timers.writeDrained();
       }
@@ -233,16 +235,16 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Responses handed over may have filled the write queue, or taken every answer slot: reading stops. */
   private void stopReadingIfFull() {
     if (writer.queueFilled()) {
-      reading.pause(Reason.WRITE_QUEUE_FULL);
+      reading.pauseFor(Reason.WRITE_QUEUE_FULL);
     }
     if (responses.full()) {
-      reading.pause(Reason.TOO_MANY_IN_FLIGHT);
+      reading.pauseFor(Reason.TOO_MANY_IN_FLIGHT);
     }
   }
 
   /** Frames received while paused are handed over when reading starts again, then the socket is read again. */
   void resumeReading(Reason reason) {
-    if (reading.resume(reason)) {
+    if (reading.resumeFrom(reason)) {
       afterRead();
       endIfInputDone();
     }
@@ -302,7 +304,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       log.wantClose(reason, true);
     }
     close = close.decide(reason);
-    reading.shut();
+    reading.stopForGood();
     order.remove(place);
     // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
     account.closing(parser.bufferedBytes());
@@ -376,8 +378,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    * kernel, so only when a newcomer needs the slot.
    */
   boolean leftWhileWaitingForBudget() {
-    ReadGate gate = reading.gate();
-    return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
+    return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
       && owesNothingWhateverTheGate() && socket.clientClosed();
   }
 

@@ -1,6 +1,5 @@
 package io.frameecho.server.impl.connection;
 
-import io.frameecho.protocol.FrameParser;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
@@ -20,32 +19,12 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   static final long FIRST_REQUEST_GRACE_MS = 500;
 
   private final Connection connection;
-  private final ConnectionLog log;
-  private final long writeStallTimeoutMs;
   /** Shutdown has begun and the connection waits, within its first-request grace, for its first request. */
   private boolean awaitingFirstRequest;
-  private ConnectionTimers timers;
-  private FrameParser parser;
-  private Responses responses;
-  private ResponseWriter writer;
-  private Reading reading;
-  private ConnectionSocket socket;
 
-  Cutoffs(Connection connection, ConnectionLog log, long writeStallTimeoutMs) {
+  /** The cutoffs of {@code connection}, which they reach through its rooms (one connection's, one event loop). */
+  Cutoffs(Connection connection) {
     this.connection = connection;
-    this.log = log;
-    this.writeStallTimeoutMs = writeStallTimeoutMs;
-  }
-
-  /** Once, when the connection builds its rooms: what the cutoffs look at. */
-  void wire(ConnectionTimers timers, FrameParser parser, Responses responses, ResponseWriter writer, Reading reading,
-            ConnectionSocket socket) {
-    this.timers = timers;
-    this.parser = parser;
-    this.responses = responses;
-    this.writer = writer;
-    this.reading = reading;
-    this.socket = socket;
   }
 
   private boolean closing() {
@@ -55,8 +34,8 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   /** Not cut yet, and its client takes no response byte: the queue full and reading paused for it, or a close waits to flush. */
   private boolean writeStalledNow() {
     CloseState.Stage stage = connection.closeState().stage();
-    return !stage.cut() && (stage.closeAsked() ? !socket.lingering()
-      : reading.gate().isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
+    return !stage.cut() && (stage.closeAsked() ? !connection.socket.lingering()
+      : connection.reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && connection.writer.writeQueueFull());
   }
 
   /** Idle unless busy all the same: an answer awaited, reading paused, a frame under way. */
@@ -65,18 +44,18 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
     if (closing()) {
       return true;
     }
-    if (responses.awaiting() || !reading.isOpen() || !parser.atFrameBoundary()) {
+    if (connection.responses.awaiting() || !connection.reading.isOpen() || !connection.parser.atFrameBoundary()) {
       return false;
     }
-    log.idle(idleMs);
+    connection.log.idle(idleMs);
     connection.closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
     return true;
   }
 
   @Override
   public void frameTimedOut(long elapsedMs) {
-    if (!closing() && !parser.atFrameBoundary()) {
-      log.frameTimedOut(elapsedMs, parser.bufferedBytes());
+    if (!closing() && !connection.parser.atFrameBoundary()) {
+      connection.log.frameTimedOut(elapsedMs, connection.parser.bufferedBytes());
       connection.closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
     }
   }
@@ -84,7 +63,7 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   @Override
   public void writeStalled() {
     if (writeStalledNow()) {
-      log.writeStalled(writeStallTimeoutMs);
+      connection.log.writeStalled(connection.options.getWriteStallTimeoutMs());
       connection.cut(CloseReason.WRITE_STALL);
     }
   }
@@ -98,7 +77,7 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
     if (closing() || awaitingFirstRequest) {
       return;
     }
-    if (!connection.receivedBytes() && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
+    if (!connection.receivedBytes() && connection.timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS)) {
       awaitingFirstRequest = true;
       return;
     }
@@ -124,7 +103,7 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
 
   @Override
   public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
-    log.budgetEvicted(heldBytes, stalledMs, waiting, used, limit);
+    connection.log.budgetEvicted(heldBytes, stalledMs, waiting, used, limit);
     connection.closeAfterAnswers(CloseReason.BUDGET_EVICTED);
   }
 
@@ -135,12 +114,13 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
    */
   @Override
   public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
+    long writeStallTimeoutMs = connection.options.getWriteStallTimeoutMs();
     if (writeStallTimeoutMs == 0 || !writeStalledNow()) {
       return;
     }
-    long stalledMs = timers.msSentNothing(socket.msSinceDataSent());
+    long stalledMs = connection.timers.msSentNothing(connection.socket.msSinceDataSent());
     if (stalledMs >= 0 && stalledMs >= Math.max(graceMs, writeStallTimeoutMs / 4)) {
-      log.nonReaderEvicted(stalledMs, waiting, used, limit);
+      connection.log.nonReaderEvicted(stalledMs, waiting, used, limit);
       connection.cut(CloseReason.BUDGET_EVICTED);
     }
   }

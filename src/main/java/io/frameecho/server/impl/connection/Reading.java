@@ -6,14 +6,13 @@ import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 
 /**
- * The book's {@code want_read} at work: the {@link ReadGate}'s reasons turned into the parser's pause and resume,
+ * The book's {@code want_read} at work: a {@link ReadGate} whose reasons turn into the parser's pause and resume,
  * with what a pause means elsewhere: the frame clock stops (time the server keeps a frame from being read is not the
  * client's), the write-stall clock starts for a full write queue, the budget learns that the server, not the client,
  * holds the frame, and the paused-connections meter moves. On the connection's event loop.
  */
-final class Reading {
+final class Reading extends ReadGate {
 
-  private final ReadGate gate = new ReadGate();
   private FrameParser parser;
   private FrameEchoMetrics metrics;
   private ConnectionTimers timers;
@@ -29,18 +28,10 @@ final class Reading {
     this.account = account;
   }
 
-  ReadGate gate() {
-    return gate;
-  }
-
-  boolean isOpen() {
-    return gate.isOpen();
-  }
-
-  void pause(Reason reason) {
-    boolean wasOpen = gate.isOpen();
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    if (!gate.pause(reason)) {
+  void pauseFor(Reason reason) {
+    boolean wasOpen = isOpen();
+    boolean serverPaused = isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+    if (!pause(reason)) {
       return;
     }
     log.readingPaused(reason, wasOpen);
@@ -61,14 +52,14 @@ final class Reading {
    * Clears {@code reason}; true when reading starts again, the parser having handed over the frames it held while
    * paused (the connection then settles them, and its end of input if that came).
    */
-  boolean resume(Reason reason) {
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    boolean stood = gate.isPausedFor(reason);
-    boolean opened = gate.resume(reason);
-    if (stood && !gate.isShut()) {
+  boolean resumeFrom(Reason reason) {
+    boolean serverPaused = isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+    boolean stood = isPausedFor(reason);
+    boolean opened = resume(reason);
+    if (stood && !isShut()) {
       log.readingResumed(reason, opened);
     }
-    if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
+    if (serverPaused && !isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
       account.serverPaused(false);
     }
     if (!opened) {
@@ -76,7 +67,7 @@ final class Reading {
     }
     timers.readingResumed();
     metrics.readingResumed();
-    if (gate.isShut()) {
+    if (isShut()) {
       return false;
     }
     parser.resume();
@@ -84,14 +75,14 @@ final class Reading {
   }
 
   /** The connection is closing: reading stops for good. */
-  void shut() {
-    gate.shut();
+  void stopForGood() {
+    shut();
     parser.pause();
   }
 
   /** The connection closed: the paused-connections meter is balanced if it was paused. */
   void closed() {
-    if (gate.clear()) {
+    if (clear()) {
       metrics.readingResumed();
     }
   }

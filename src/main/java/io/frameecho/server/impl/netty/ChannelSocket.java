@@ -99,8 +99,12 @@ public final class ChannelSocket implements ConnectionSocket {
   static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events) {
     ChannelSocket attached = new ChannelSocket(socket);
     attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
-    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it.
-    socket.setWriteQueueMaxSize(writeQueueMaxSize);
+    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it. Netty's own
+    // (64 KiB, 32 KiB) are the default's: then nothing is set, and no object kept per connection.
+    ChannelConfig config = attached.channel.config();
+    if (config.getWriteBufferHighWaterMark() != writeQueueMaxSize || config.getWriteBufferLowWaterMark() != writeQueueMaxSize / 2) {
+      socket.setWriteQueueMaxSize(writeQueueMaxSize);
+    }
     attached.allowHalfClosure(true);
     Listener.presetNewcomers(socket);
     EpollProbe.FOUND.forServer(attached.channel);

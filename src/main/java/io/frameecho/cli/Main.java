@@ -173,6 +173,12 @@ public final class Main {
         + "' names another verticle, whose configuration frame-echo does not know");
       return USAGE;
     }
+    // The server's own parsing: what the server would refuse, check-config refuses, in the same words and status.
+    String problem = launcherArgumentProblem(args);
+    if (problem != null) {
+      err.println("frame-echo: " + problem);
+      return USAGE;
+    }
     try {
       FrameEchoOptions options = new FrameEchoOptions(checkedConfig(args, env));
       checkTlsMaterial(options);

@@ -136,11 +136,51 @@ public final class OptionKey<O, T> {
     for (Map.Entry<String, Object> entry : json) {
       OptionKey<O, ?> key = find(keys, entry.getKey());
       if (key == null) {
-        throw new IllegalArgumentException("unknown configuration key '" + prefix + ConfigValues.escape(entry.getKey()) + "'; known keys: "
+        String nearest = nearest(keys, entry.getKey());
+        throw new IllegalArgumentException("unknown configuration key '" + prefix + ConfigValues.escape(entry.getKey()) + "'"
+          + (nearest != null ? " (did you mean '" + prefix + nearest + "'?)" : "") + "; known keys: "
           + keys.stream().map(k -> prefix + k.name).collect(Collectors.joining(", ")));
       }
       key.readInto(target, prefix + key.name, entry.getValue());
     }
+  }
+
+  /**
+   * The known key a mistyped {@code name} most likely meant: the nearest by edit distance (case ignored), if it is
+   * within a third of the name's length (at least 2 edits), else null.
+   */
+  static <O> String nearest(List<OptionKey<O, ?>> keys, String name) {
+    String lower = name.toLowerCase(java.util.Locale.ROOT);
+    String best = null;
+    int bestDistance = Math.max(2, name.length() / 3) + 1;
+    for (OptionKey<O, ?> key : keys) {
+      int d = distance(lower, key.name.toLowerCase(java.util.Locale.ROOT));
+      if (d < bestDistance) {
+        best = key.name;
+        bestDistance = d;
+      }
+    }
+    return best;
+  }
+
+  /** Levenshtein distance. */
+  private static int distance(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        current[j] = Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
   }
 
   private static <O> OptionKey<O, ?> find(List<OptionKey<O, ?>> keys, String name) {

@@ -75,12 +75,53 @@ class CheckConfigTest {
     try {
       Files.writeString(notAKey, "not a key\n");
       assertInvalid(checkConfig(Map.of(), "-conf", new JsonObject().put("tls", new JsonObject().put("certPath", notAKey.toString())
-        .put("keyPath", notAKey.toString())).encode()), "tls: the TLS key and certificate do not load");
+        .put("keyPath", notAKey.toString())).encode()), "tls: the TLS key and certificate do not load from key file " + notAKey
+        + ", certificate file " + notAKey + ": ");
     } finally {
       Files.delete(notAKey);
     }
     assertInvalid(checkConfig(Map.of("FRAME_ECHO_NET_SERVER_OPTIONS", "{\"tcpKeepAlive\":\"yes\"}")),
       "netServerOptions.tcpKeepAlive: expected true or false but got the string \"yes\"");
+  }
+
+  private static Result server(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    Integer status = Main.run(args, Map.of(), new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+    return new Result(status == null ? 0 : status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * From the first-hour trial: check-config called {@code -config x}, {@code --bogus} and a bare {@code -conf} valid, and the
+   * server refused all three. Each is refused by both, in the same line with the same status; the server stops before it starts.
+   */
+  @Test
+  void anOptionTheServerRefusesCheckConfigRefusesInTheSameWords() {
+    for (String[] args : new String[][] {{"-config", "cfg/x.json"}, {"--bogus"}, {"-conf"}}) {
+      Result check = checkConfig(Map.of(), args);
+      Result server = server(args);
+      assertEquals(Main.USAGE, check.status(), check.out() + check.err());
+      assertEquals(Main.USAGE, server.status(), server.out() + server.err());
+      assertEquals(server.err(), check.err());
+      assertEquals("", check.out());
+    }
+    assertTrue(checkConfig(Map.of(), "-config", "cfg/x.json").err().startsWith("frame-echo: unknown option '-config' (did you mean '-conf'?)"));
+    assertEquals("frame-echo: -conf needs a value; run --help for usage", checkConfig(Map.of(), "-conf").err().strip());
+  }
+
+  @Test
+  void aMistypedKeyGetsTheNearestKnownOne() {
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"maxFrameSze\":10}"),
+      "unknown configuration key 'maxFrameSze' (did you mean 'maxFrameSize'?); known keys: host, port,");
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"metrics\":{\"enabeld\":true}}"),
+      "unknown configuration key 'metrics.enabeld' (did you mean 'metrics.enabled'?); known keys: metrics.enabled,");
+    // Nothing near: no guess.
+    assertInvalid(checkConfig(Map.of(), "-conf", "{\"colour\":\"blue\"}"), "unknown configuration key 'colour'; known keys: host,");
+  }
+
+  @Test
+  void aConfigurationFileThatIsNotThereIsNamed() {
+    assertInvalid(checkConfig(Map.of(), "-conf", "no-such-dir/frame-echo.json"), "-conf no-such-dir/frame-echo.json: the file does not exist");
   }
 
   /** From the newcomer's trial: check-config named the default TCP port for a configuration that listens on a unix socket. */

@@ -36,10 +36,17 @@ final class StartupChecks {
   private StartupChecks() {
   }
 
-  /** Once per process: which Vert.x runs and how frame-echo reads on it; then, if any internal is off, one WARN. */
+  /**
+   * Once per process: which Vert.x and Java run (INFO: what an operator names in a report; the transport and the
+   * limits are in each listening line); how frame-echo reads on this Vert.x at DEBUG (internals, for a developer);
+   * then, if any internal is off, one WARN.
+   */
   static void logInternalsOnce() {
     if (INTERNALS_LOGGED.compareAndSet(false, true)) {
-      log.info("{}", Internals.description());
+      log.info("running on Vert.x {}, Java {}", Internals.vertxVersion(), Runtime.version());
+      if (log.isDebugEnabled()) {
+        log.debug("{}", Internals.description());
+      }
       String off = Internals.whatIsOff();
       if (off != null) {
         log.warn("{}", off);

@@ -57,14 +57,16 @@ final class TlsMaterial {
     try {
       keys = loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
     } catch (Exception e) {
-      throw new VertxException("the TLS key and certificate do not load: " + reason(e, configured.getKeyCertOptions()), e, true);
+      throw new VertxException("the TLS key and certificate do not load" + files(configured.getKeyCertOptions()) + ": "
+        + reason(e, configured.getKeyCertOptions()), e, true);
     }
     requireMatchingPairs(keys);
     if (loaded.getTrustOptions() != null) {
       try {
         loaded.getTrustOptions().getTrustManagerFactory(vertx);
       } catch (Exception e) {
-        throw new VertxException("the TLS trust store (for clientAuth) does not load: " + reason(e, configured.getTrustOptions()), e,
+        throw new VertxException("the TLS trust store (for clientAuth) does not load" + files(configured.getTrustOptions()) + ": "
+          + reason(e, configured.getTrustOptions()), e,
           true);
       }
     }
@@ -118,6 +120,23 @@ final class TlsMaterial {
     } catch (java.security.GeneralSecurityException e) {
       return false;
     }
+  }
+
+  /**
+   * {@code " from key file a.pem, certificate file b.pem"}: the files the material came from, so that the operator
+   * knows which one to look at; empty for material given inline.
+   */
+  private static String files(Object options) {
+    List<String> files = new ArrayList<>();
+    if (options instanceof PemKeyCertOptions pem) {
+      pem.getKeyPaths().forEach(path -> files.add("key file " + path));
+      pem.getCertPaths().forEach(path -> files.add("certificate file " + path));
+    } else if (options instanceof PemTrustOptions pem) {
+      pem.getCertPaths().forEach(path -> files.add("certificate file " + path));
+    } else if (options instanceof KeyStoreOptionsBase store && store.getPath() != null) {
+      files.add("key store " + store.getPath());
+    }
+    return files.isEmpty() ? "" : " from " + String.join(", ", files);
   }
 
   private static KeyCertOptions keyCert(Vertx vertx, KeyCertOptions options) {

@@ -97,13 +97,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
-    writer = new ResponseWriter(socket, account);
+    writer = new ResponseWriter(socket, account, log);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
     timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
-    reading.wire(parser, metrics, timers, account);
+    reading.wire(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
   }
@@ -202,6 +202,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
     framesSinceSettled++;
+    log.frameComplete(held);
     log.clientSays(frame);
     receivedRequest = true;
     timers.requestArrived();
@@ -221,6 +222,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     } else {
       if (!close.decided()) {
         ioError = error;
+        log.wantClose(CloseReason.IO_ERROR, false);
       }
       close = close.decide(CloseReason.IO_ERROR);
       forceClose();
@@ -282,6 +284,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
   void cut(CloseReason reason) {
     close = close.overrulingShutdown(reason);
+    log.wantClose(close.reason(), false);
     forceClose();
   }
 
@@ -296,6 +299,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
   void closeAfterAnswers(CloseReason reason) {
+    if (!close.decided()) {
+      log.wantClose(reason, true);
+    }
     close = close.decide(reason);
     reading.stopForGood();
     order.remove(place);
@@ -333,6 +339,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     // One lingering has delivered everything: only a cut before its FIN loses what it owed.
     boolean undelivered = !socket.lingering();
     close = close.decide(CloseReason.SERVER_SHUTDOWN);
+    log.wantClose(close.reason(), false);
     close = undelivered ? close.cutAtDeadline() : close.cut();
     socket.closeNow();
   }
@@ -352,6 +359,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
+    log.socketClosed(close.reason());
     log.closed(close.reason(), ioError);
   }
 

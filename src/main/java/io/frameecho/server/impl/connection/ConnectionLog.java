@@ -3,6 +3,7 @@ package io.frameecho.server.impl.connection;
 import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.netty.buffer.ByteBuf;
@@ -15,14 +16,20 @@ import java.nio.charset.StandardCharsets;
 /**
  * What one connection writes to the log: its close causes at INFO and WARN, each rate-limited by the deployment's
  * {@link ConnectionLogs} (the first lines in full, then a summary line per cause a second); the book's "new client",
- * "client says" and the end at DEBUG and TRACE. Nothing is formatted for a level that is off. On the connection's
- * event loop.
+ * "client says" and the end at DEBUG and TRACE; and on the logger {@value #LOOP_LOGGER}, the loop's decisions as the
+ * book's loop makes them: want_read turned off and on with the reason and want_close with its reason at DEBUG, a frame
+ * complete and answers queued and written at TRACE (src/docs/DESIGN.md, "Watching the loop decide"). Nothing is
+ * formatted for a level that is off: each line asks its level once, and allocates nothing when it is off. On the
+ * connection's event loop.
  */
 final class ConnectionLog {
 
   /** The logger name operators configure, kept from before the packages were split by threading rule. */
   private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
+  /** The loop's decisions, per connection. */
+  static final String LOOP_LOGGER = "io.frameecho.loop";
+  private static final Logger loop = LoggerFactory.getLogger(LOOP_LOGGER);
 
   private final SocketAddress remote;
   private final ConnectionLogs limits;
@@ -46,6 +53,76 @@ final class ConnectionLog {
       frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
       log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
     }
+  }
+
+  // ---- the loop's decisions (io.frameecho.loop) ----
+
+  /** want_read off for {@code reason}; {@code wasOpen} false when another reason had already turned it off. */
+  void readingPaused(Reason reason, boolean wasOpen) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} want_read=false: {}{}", remote, why(reason), wasOpen ? "" : " (already paused for another reason)");
+    }
+  }
+
+  /** {@code reason} cleared; {@code opened} when it was the last one, so want_read is on again. */
+  void readingResumed(Reason reason, boolean opened) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", cleared(reason));
+    }
+  }
+
+  /** The end of try_one_request's parsing: a whole request, {@code frameBytes} with its header. */
+  void frameComplete(int frameBytes) {
+    if (loop.isTraceEnabled()) {
+      loop.trace("{} frame complete: len:{}", remote, frameBytes - Frames.HEADER_SIZE);
+    }
+  }
+
+  /** Whether the write lines are on: asked once per write, so that the bytes are counted only then. */
+  boolean tracingWrites() {
+    return loop.isTraceEnabled();
+  }
+
+  /** want_write: answers joined the write queue (the book's outgoing buffer). */
+  void answersQueued(int bytes, boolean queueFull) {
+    loop.trace("{} want_write: {} bytes of answers queued{}", remote, bytes, queueFull ? ", the queue is over writeQueueMaxSize" : "");
+  }
+
+  /** handle_write: answers the socket has written (or could not). */
+  void answersWritten(int bytes, boolean succeeded) {
+    if (loop.isTraceEnabled()) {
+      loop.trace("{} {} bytes of answers {}", remote, bytes, succeeded ? "written" : "not written: the socket failed");
+    }
+  }
+
+  /** want_close decided, for {@code reason}: after the answers owed, or at once. */
+  void wantClose(CloseReason reason, boolean afterAnswers) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} want_close: {}, {}", remote, reason, afterAnswers ? "after the answers owed" : "at once, dropping what is queued");
+    }
+  }
+
+  /** The socket closed, ending the connection for {@code reason}. */
+  void socketClosed(CloseReason reason) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} closed: {}", remote, reason);
+    }
+  }
+
+  private static String why(Reason reason) {
+    return switch (reason) {
+      case WRITE_QUEUE_FULL -> "the write queue is over writeQueueMaxSize";
+      case TOO_MANY_IN_FLIGHT -> "handler.maxInFlight answers are awaited";
+      case OVER_BUFFER_BUDGET -> "the buffer budget is spent (maxBufferedBytes)";
+    };
+  }
+
+  private static String cleared(Reason reason) {
+    return switch (reason) {
+      case WRITE_QUEUE_FULL -> "the write queue drained";
+      case TOO_MANY_IN_FLIGHT -> "an awaited answer came";
+      case OVER_BUFFER_BUDGET -> "the buffer budget has room";
+    };
   }
 
   void protocolError(FrameTooLargeException e) {

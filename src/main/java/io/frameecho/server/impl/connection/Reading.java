@@ -17,9 +17,11 @@ final class Reading extends ReadGate {
   private FrameEchoMetrics metrics;
   private ConnectionTimers timers;
   private BudgetAccount account;
+  private ConnectionLog log;
 
   /** Once, when the connection builds its rooms. */
-  void wire(FrameParser parser, FrameEchoMetrics metrics, ConnectionTimers timers, BudgetAccount account) {
+  void wire(FrameParser parser, FrameEchoMetrics metrics, ConnectionTimers timers, BudgetAccount account, ConnectionLog log) {
+    this.log = log;
     this.parser = parser;
     this.metrics = metrics;
     this.timers = timers;
@@ -32,6 +34,7 @@ final class Reading extends ReadGate {
     if (!pause(reason)) {
       return;
     }
+    log.readingPaused(reason, wasOpen);
     if (wasOpen) {
       parser.pause();
       metrics.readingPaused();
@@ -51,7 +54,11 @@ final class Reading extends ReadGate {
    */
   boolean resumeFrom(Reason reason) {
     boolean serverPaused = isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
+    boolean stood = isPausedFor(reason);
     boolean opened = resume(reason);
+    if (stood && !isShut()) {
+      log.readingResumed(reason, opened);
+    }
     if (serverPaused && !isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
       account.serverPaused(false);
     }

@@ -11,6 +11,11 @@ public final class Internals {
   private Internals() {
   }
 
+  /** The Vert.x version running, as its jar says it. */
+  public static String vertxVersion() {
+    return VertxLine.vertxVersion();
+  }
+
   /** One line: the Vert.x version, how reads reach a connection on it, and what epoll channels change. */
   public static String description() {
     return VertxLine.FOUND.description() + EpollProbe.FOUND.description();

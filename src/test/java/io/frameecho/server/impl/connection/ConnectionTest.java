@@ -232,6 +232,31 @@ class ConnectionTest {
     assertEquals(CLIENT_CLOSED, closed());
   }
 
+  /**
+   * The loop's decisions, as the logger {@code io.frameecho.loop} tells a learner (src/docs/DESIGN.md, "Watching the
+   * loop decide"): one line per decision the connection made, each with its reason, and one input ended as want_close.
+   */
+  @Test
+  void theLoopLoggerTellsEachDecisionOnce() {
+    try (io.frameecho.testkit.LogCapture loop = io.frameecho.testkit.LogCapture.named(ConnectionLog.LOOP_LOGGER)) {
+      ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ConnectionLog.LOOP_LOGGER))
+        .setLevel(ch.qos.logback.classic.Level.TRACE);
+      echoBehindAFullQueue();
+      read(A, B);
+      socket.full = false;
+      connection.writable();
+      connection.inputEnded();
+      assertEquals(CLIENT_CLOSED, closed());
+      assertEquals(2, loop.count(ch.qos.logback.classic.Level.TRACE, "frame complete"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.TRACE, "want_write: " + (A.length + B.length) + " bytes of answers queued, "
+        + "the queue is over writeQueueMaxSize"), "one write for the read's two frames");
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_read=false: the write queue is over writeQueueMaxSize"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_read=true: the write queue drained"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_close: client closed, after the answers owed"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "closed: client closed"));
+    }
+  }
+
   @Test
   void atMaxInFlightReadingStopsUntilAnAnswerComes() {
     options.getHandler().setMaxInFlight(1);

@@ -41,7 +41,7 @@ class OrderedAnswersTest {
   private int answered;
   private final List<Throwable> failures = new ArrayList<>();
   private final OrderedAnswers ordered = new OrderedAnswers(request -> handler.handle(request), MAX_IN_FLIGHT,
-    new ResponseWriter(socket, account), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
+    new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
       @Override
       public void answered() {
         answered++;

@@ -76,10 +76,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.closedHandler = closedHandler;
   }
 
-  /**
-   * The book's {@code handle_accept} for one socket, on the event loop the caller runs on; {@code loop} runs a task
-   * there later (one per event loop, not per connection).
-   */
+  /** The book's {@code handle_accept}, on the caller's event loop; {@code loop} runs a task there later. */
   public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
@@ -91,7 +88,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return connection;
   }
 
-  /** Builds the rooms; once, on the event loop. {@code loop} runs a task on this connection's event loop later. */
+  /** Builds the rooms; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
@@ -137,9 +134,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   }
 
   /**
-   * The one step after a read (or after frames held while paused were handed over): the frames of the read are
-   * written, and the connection asks the parser what is under way and settles the budget, the frame clock and
-   * want_read with it.
+   * The one step after a read (or after frames held while paused were handed over): the read's frames are written; the
+   * parser says what is under way, and the budget, the frame clock and want_read settle with it.
    */
   private void afterRead() {
     if (close.decided()) {
@@ -202,8 +198,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
     framesSinceSettled++;
-    log.frameComplete(held);
-    log.clientSays(frame);
+    log.frameComplete(frame);
     receivedRequest = true;
     timers.requestArrived();
     long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
@@ -334,9 +329,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     socket.closeNow();
   }
 
-  /** Cuts a connection that shutdown could not drain in time (one lingering has delivered everything). */
+  /** Cuts a connection shutdown could not drain in time: only a cut before its FIN loses what it owed. */
   public void cut() {
-    // One lingering has delivered everything: only a cut before its FIN loses what it owed.
     boolean undelivered = !socket.lingering();
     close = close.decide(CloseReason.SERVER_SHUTDOWN);
     log.wantClose(close.reason(), false);
@@ -372,9 +366,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   }
 
   /**
-   * Paused for the budget alone, owing nothing else, and its client has closed its side: a paused socket is not read,
-   * so the server would see that end only once the budget has room, and until then it would keep its slot. Asks the
-   * kernel, so only when a newcomer needs the slot.
+   * Paused for the budget alone, owing nothing else, its client gone: unread, it would keep its slot until the budget
+   * has room. Asks the kernel, so only when a newcomer needs the slot.
    */
   boolean leftWhileWaitingForBudget() {
     return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)

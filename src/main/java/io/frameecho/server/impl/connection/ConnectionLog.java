@@ -46,7 +46,7 @@ final class ConnectionLog {
   }
 
   /** The book's "client says": the length and the first bytes of a request frame (header included in {@code frame}). */
-  void clientSays(ByteBuf frame) {
+  private void clientSays(ByteBuf frame) {
     if (log.isTraceEnabled()) {
       int length = frame.readableBytes() - Frames.HEADER_SIZE;
       byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
@@ -71,11 +71,12 @@ final class ConnectionLog {
     }
   }
 
-  /** The end of try_one_request's parsing: a whole request, {@code frameBytes} with its header. */
-  void frameComplete(int frameBytes) {
+  /** A request frame is complete (header included in {@code frame}): the loop's line, and the book's "client says". */
+  void frameComplete(ByteBuf frame) {
     if (loop.isTraceEnabled()) {
-      loop.trace("{} frame complete: len:{}", remote, frameBytes - Frames.HEADER_SIZE);
+      loop.trace("{} frame complete: len:{}", remote, frame.readableBytes() - Frames.HEADER_SIZE);
     }
+    clientSays(frame);
   }
 
   /** Whether the write lines are on: asked once per write, so that the bytes are counted only then. */

@@ -1,6 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.server.impl.FrameEchoServerImpl;
+import io.frameecho.server.impl.ops.Operations;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.ServerSSLOptions;
@@ -76,7 +77,7 @@ public interface FrameEchoServer {
    * For an application that runs its own health checks.
    */
   static Future<Boolean> ready(Vertx vertx) {
-    return FrameEchoServerImpl.ready(vertx);
+    return Operations.ready(vertx);
   }
 
   /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded; -1 on a unix socket. */

@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.vertx.core.Future;
 import io.frameecho.server.impl.FrameEchoServerImpl;
+import io.frameecho.server.impl.StartupChecks;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.VertxException;
 import org.slf4j.Logger;
@@ -75,7 +76,7 @@ public class FrameEchoVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    String notOnEventLoop = FrameEchoServerImpl.notOnEventLoop(context);
+    String notOnEventLoop = StartupChecks.notOnEventLoop(context);
     if (notOnEventLoop != null) {
       return Future.failedFuture(new IllegalStateException(notOnEventLoop));
     }

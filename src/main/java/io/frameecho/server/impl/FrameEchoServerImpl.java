@@ -8,16 +8,13 @@ import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
-import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
-import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLimits;
-import io.frameecho.server.impl.shared.PeerRanges;
 import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
@@ -108,7 +105,7 @@ public final class FrameEchoServerImpl {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
-    String notOnEventLoop = notOnEventLoop(context);
+    String notOnEventLoop = StartupChecks.notOnEventLoop(context);
     if (notOnEventLoop != null) {
       return Future.failedFuture(new IllegalStateException(notOnEventLoop));
     }
@@ -136,39 +133,22 @@ public final class FrameEchoServerImpl {
   }
 
   private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
-    String address = options.getUnixSocket().isEmpty() ? options.getHost() + ":" + options.getPort() : "unix:" + options.getUnixSocket();
-    if (options.getPort() != 0 || !options.getUnixSocket().isEmpty()) {
-      String deployment = context.deploymentID();
-      Object other = ServedAddresses.claim(vertx, address, deployment != null ? deployment : this);
-      if (other != null) {
-        return Future.failedFuture(new IllegalStateException("frame-echo already serves " + address + " in this Vert.x ("
-          + (other instanceof String id ? "deployment " + id : "a server outside any deployment") + "): Vert.x would hand the "
-          + "port's connections to both in turn, each with its own handler and limits; deploy more instances of that "
-          + "deployment (DeploymentOptions.setInstances) or listen on another port"));
-      }
-      servedAddress = address;
+    try {
+      servedAddress = StartupChecks.claimAddress(vertx, context, options, this);
+    } catch (IllegalStateException e) {
+      return Future.failedFuture(e);
     }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
     if (tls != null && limits.instances() > 1) {
-      // Vert.x's shared listener hands the sockets of instances after the first no TLS context (5.1.6's NetServerImpl
-      // passes the sharing server's own, unset), and a handshake that TLS upgrades at accept then fails: each
-      // instance listens on its own.
       detach();
-      return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: TLS with more than one "
-        + "instance (-instances, DeploymentOptions.setInstances): Vert.x gives the sockets of a shared listener's other "
-        + "instances no TLS context; deploy one instance"));
+      return Future.failedFuture(StartupChecks.tlsWithInstances());
     }
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
-    NetServerOptions configuredNet = options.getNetServerOptions();
-    if (configuredNet.isUseProxyProtocol()) {
-      proxyHeaders = new ProxyHeaders(context, ticker, configuredNet.getProxyProtocolTimeoutUnit()
-        .toMillis(configuredNet.getProxyProtocolTimeout()), PeerRanges.parse(options.getProxyTrustedPeers()), limits, metrics,
-        Math.min(options.getLingerTimeoutMs(), Admission.REFUSAL_LINGER_MS));
-    }
+    proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
         if (proxyHeaders != null) {
@@ -189,22 +169,11 @@ public final class FrameEchoServerImpl {
         handshakes.register();
       }
       if (requestHandler instanceof EventBusHandler eventBus) {
-        BufferBudget budget = limits.budget();
-        eventBus.countHeldBytes(metrics, delta -> {
-          if (delta >= 0) {
-            budget.reserve(delta);
-          } else {
-            budget.release(-delta);
-          }
-        }, bytes -> budget.used() + bytes <= budget.limit());
+        eventBus.countHeldBytes(metrics, limits::heldElsewhere, limits::roomFor);
         eventBus.checkConsumer();
       }
-      StartupChecks.logInternalsOnce();
-      StartupChecks.warnIfQueuedConnectionsDoNotMigrate(vertx, reusePort());
-      StartupChecks.logListening(options, unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort(),
-        handshakes != null, Internals.transportName(vertx), StartupChecks.describeHandler(requestHandler, options.getHandler()),
-        limits.budget().limit());
-      StartupChecks.warnIfTooFewDescriptors(options.getMaxConnections());
+      StartupChecks.listening(vertx, options, unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":"
+        + s.actualPort(), handshakes != null, requestHandler, limits.budget().limit());
       return null;
     });
   }
@@ -212,21 +181,6 @@ public final class FrameEchoServerImpl {
   /** {@code netServerOptions.reusePort}: a new process may bind the same ports while this one runs (a restart). */
   private boolean reusePort() {
     return new NetServerOptions(options.getNetServerOptions()).isReusePort();
-  }
-
-  /**
-   * Why a server cannot run on {@code context}, or null: each connection lives on one event loop, its reads, writes and
-   * timers in one thread (a worker or virtual-thread context would run them on a pool of threads).
-   */
-  public static String notOnEventLoop(Context context) {
-    return context.isEventLoopContext() ? null : "invalid frame-echo deployment: a frame-echo server runs its connections on "
-      + "an event loop, and this one would be created on a " + context.threadingModel() + " context; deploy it with "
-      + "ThreadingModel.EVENT_LOOP (DeploymentOptions' default), or create it from an event loop";
-  }
-
-  /** See {@code FrameEchoServer.ready}. */
-  public static Future<Boolean> ready(Vertx vertx) {
-    return Operations.shared(vertx, Internals.transportName(vertx)).ready();
   }
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
@@ -305,7 +259,7 @@ public final class FrameEchoServerImpl {
       onLoop = task -> loop.runOnContext(v -> task.run());
     }
     AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
-    Connection connection = Connection.accept(client == null ? accepted : proxied(accepted, client), onLoop,
+    Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
@@ -320,26 +274,6 @@ public final class FrameEchoServerImpl {
       // served like the others, with the grace for its first request.
       connection.shutdownRequested();
     }
-  }
-
-  /** {@code accepted}, its client at {@code client} (the address a PROXY protocol header carried). */
-  private static AcceptedSocket proxied(AcceptedSocket accepted, SocketAddress client) {
-    return new AcceptedSocket() {
-      @Override
-      public SocketAddress remoteAddress() {
-        return client;
-      }
-
-      @Override
-      public ConnectionSocket attach(ConnectionSocket.Events events, java.util.function.IntSupplier readCap) {
-        return accepted.attach(events, readCap);
-      }
-
-      @Override
-      public void deliverEarlyReads(ConnectionSocket.Events events) {
-        accepted.deliverEarlyReads(events);
-      }
-    };
   }
 
   /** See {@code FrameEchoServer.updateTls}. */
@@ -393,7 +327,7 @@ public final class FrameEchoServerImpl {
       detach();
       log.info("frame-echo on {} shut down{}: {}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
-        stopCause(), drain.summary());
+        StopSignal.cause(), drain.summary());
       return null;
     });
     long timeout = options.getShutdownTimeoutMs();
@@ -411,12 +345,6 @@ public final class FrameEchoServerImpl {
       drain.completeIfEmpty();
     });
     return shutdown;
-  }
-
-  /** What stopped the process, for the shutdown line: " on SIGTERM", or nothing when the application stopped it. */
-  private static String stopCause() {
-    String signal = StopSignal.received();
-    return signal == null ? "" : " on " + signal;
   }
 
   /** See {@code FrameEchoServer.close}. */
@@ -450,15 +378,7 @@ public final class FrameEchoServerImpl {
 
   /** See {@code FrameEchoServer.checkTls}. */
   public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
-    ServerSSLOptions tls;
-    try {
-      options.checkTls();
-      tls = options.serverSslOptions();
-    } catch (IllegalArgumentException e) {
-      return Future.failedFuture(e);
-    }
-    return tls == null ? Future.succeededFuture()
-      : TlsMaterial.load(vertx, tls, options.getNetServerOptions().getSslEngineOptions()).mapEmpty();
+    return TlsMaterial.check(vertx, options);
   }
 
   /**
@@ -474,15 +394,6 @@ public final class FrameEchoServerImpl {
    * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
    */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    Context endpoint = Operations.endpointContext(vertx);
-    if (endpoint == null) {
-      return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
-    }
-    Promise<Integer> opened = Promise.promise();
-    // The outcome comes back on this server's context: what the caller does next (listening, above all) must run
-    // there, or its NetServer belongs to no deployment and Vert.x closes it at once on SIGTERM, drain or not.
-    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, reusePort(), operations)
-      .map(http -> http.actualPort()).onComplete(ar -> context.runOnContext(back -> opened.handle(ar))));
-    return opened.future();
+    return OperationsEndpoint.open(vertx, context, metricsOptions, reusePort(), operations);
   }
 }

@@ -1,5 +1,10 @@
 package io.frameecho.server.impl;
 
+import io.vertx.core.net.NetServerOptions;
+import io.frameecho.server.FrameEchoOptions;
+import java.util.function.IntSupplier;
+import io.frameecho.server.impl.connection.ConnectionSocket;
+import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
@@ -126,5 +131,34 @@ final class ProxyHeaders {
       limits.release(null);
       waiting.getKey().close();
     }
+  }
+
+  /** {@code accepted}, its client at {@code client}: the address its PROXY protocol header carried. */
+  static AcceptedSocket carrying(AcceptedSocket accepted, SocketAddress client) {
+    return new AcceptedSocket() {
+      @Override
+      public SocketAddress remoteAddress() {
+        return client;
+      }
+
+      @Override
+      public ConnectionSocket attach(ConnectionSocket.Events events, IntSupplier readCap) {
+        return accepted.attach(events, readCap);
+      }
+
+      @Override
+      public void deliverEarlyReads(ConnectionSocket.Events events) {
+        accepted.deliverEarlyReads(events);
+      }
+    };
+  }
+
+  /** The headers {@code options} ask for ({@code netServerOptions.useProxyProtocol}), or null. */
+  static ProxyHeaders ifAskedFor(FrameEchoOptions options, Context context, Ticker ticker, ConnectionLimits limits,
+                                 FrameEchoMetrics metrics) {
+    NetServerOptions net = options.getNetServerOptions();
+    return !net.isUseProxyProtocol() ? null : new ProxyHeaders(context, ticker,
+      net.getProxyProtocolTimeoutUnit().toMillis(net.getProxyProtocolTimeout()), PeerRanges.parse(options.getProxyTrustedPeers()),
+      limits, metrics, Math.min(options.getLingerTimeoutMs(), Admission.REFUSAL_LINGER_MS));
   }
 }

@@ -1,5 +1,7 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.FrameEchoOptions;
+
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -224,5 +226,18 @@ final class TlsMaterial {
       root = root.getCause();
     }
     return root;
+  }
+
+  /** Checks {@code options}' TLS settings and loads their material, binding nothing (see {@code FrameEchoServer.checkTls}). */
+  static Future<Void> check(Vertx vertx, FrameEchoOptions options) {
+    ServerSSLOptions tls;
+    try {
+      options.checkTls();
+      tls = options.serverSslOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    return tls == null ? Future.succeededFuture()
+      : load(vertx, tls, options.getNetServerOptions().getSslEngineOptions()).mapEmpty();
   }
 }

@@ -220,4 +220,18 @@ public final class ConnectionLimits implements Shareable {
   public int openConnections() {
     return open.get();
   }
+
+  /** Bytes held outside any connection (by the event bus, for an answer still awaited) join the budget, or leave it. */
+  public void heldElsewhere(long delta) {
+    if (delta >= 0) {
+      budget.reserve(delta);
+    } else {
+      budget.release(-delta);
+    }
+  }
+
+  /** Whether {@code bytes} more would stay within the budget's limit. */
+  public boolean roomFor(long bytes) {
+    return budget.used() + bytes <= budget.limit();
+  }
 }

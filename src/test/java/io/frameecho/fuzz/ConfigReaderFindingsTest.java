@@ -31,7 +31,7 @@ class ConfigReaderFindingsTest {
     // Found by the fuzzer: {"\n": ...} gave "unknown configuration key '" and "'; known keys: ..." on two lines.
     assertTrue(error(new JsonObject().put("\n", 1)).startsWith("unknown configuration key '\\n'; known keys: host, port,"));
     assertTrue(error(new JsonObject().put("handler", new JsonObject().put("type\r\n", "echo")))
-      .startsWith("unknown configuration key 'handler.type\\r\\n'; known keys: handler.type,"));
+      .startsWith("unknown configuration key 'handler.type\\r\\n' (did you mean 'handler.type'?); known keys: handler.type,"));
   }
 
   @Test

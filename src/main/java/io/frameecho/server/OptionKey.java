@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.shared.EditDistance;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
@@ -154,33 +155,13 @@ public final class OptionKey<O, T> {
     String best = null;
     int bestDistance = Math.max(2, name.length() / 3) + 1;
     for (OptionKey<O, ?> key : keys) {
-      int d = distance(lower, key.name.toLowerCase(java.util.Locale.ROOT));
+      int d = EditDistance.between(lower, key.name.toLowerCase(java.util.Locale.ROOT));
       if (d < bestDistance) {
         best = key.name;
         bestDistance = d;
       }
     }
     return best;
-  }
-
-  /** Levenshtein distance. */
-  private static int distance(String a, String b) {
-    int[] previous = new int[b.length() + 1];
-    int[] current = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      previous[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      current[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        current[j] = Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
-      }
-      int[] swap = previous;
-      previous = current;
-      current = swap;
-    }
-    return previous[b.length()];
   }
 
   private static <O> OptionKey<O, ?> find(List<OptionKey<O, ?>> keys, String name) {

@@ -1,9 +1,11 @@
 package io.frameecho.server;
 
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
@@ -26,8 +28,13 @@ import java.util.function.LongPredicate;
  * <p>
  * With {@link HandlerOptions#setResendAfterMs resendAfterMs} (idempotent applications only), a request not
  * answered in that time is sent again, within {@code timeoutMs}, and the first reply is the answer: a consumer lost
- * with its node costs a client that long, not a failure. Vert.x says nothing public about which node a request went
- * to, nor when a node's connection drops, so without re-sending a request a lost node had fails at {@code timeoutMs}.
+ * with its node costs a client that long, not a failure.
+ * <p>
+ * On a clustered Vert.x, the handler reads the cluster's members while requests are in flight ({@link MemberWatch}):
+ * Vert.x does not say which node a request went to, so when a node leaves, each request in flight then and not
+ * answered within {@link HandlerOptions#setNodeLeftGraceMs nodeLeftGraceMs} fails at once
+ * ({@link EventBusFailure#NODE_LEFT}), or, with re-sending, is sent again at once: a lost node costs its requests the
+ * cluster's failure detection plus the grace, not {@code timeoutMs}.
  * <p>
  * Memory: Vert.x may hold a copy of a request after its answer (a re-sent request's other copies; a timed-out one,
  * queued toward a node that stopped reading, until Vert.x closes that connection). The handler counts those in the
@@ -52,6 +59,10 @@ public final class EventBusHandler implements RequestHandler {
   private final long resendAfterMs;
   /** 0 on a Vert.x that is not clustered: a local consumer holds no copy of ours after a timeout. */
   private final long heldAfterTimeoutMs;
+  private final boolean resending;
+  private final long nodeLeftGraceMs;
+  /** Null when no node can leave (not clustered) or nodeLeftGraceMs is 0. */
+  private final MemberWatch watch;
   private final DeliveryOptions delivery;
   private final DeliveryOptions probe;
   /** Set when a request or probe found no consumer; cleared when a probe finds one. */
@@ -67,11 +78,19 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The handler {@code options} describe (their address, timeout, re-sending and holding). */
   public EventBusHandler(Vertx vertx, HandlerOptions options) {
+    this(vertx, options, MemberWatch.clusterOf(vertx));
+  }
+
+  /** Reading {@code cluster} (null: no node can leave) for the nodes that leave. */
+  EventBusHandler(Vertx vertx, HandlerOptions options, MemberWatch.Cluster cluster) {
     this.vertx = vertx;
     this.address = options.getAddress();
     this.timeoutMs = options.getTimeoutMs();
     this.resendAfterMs = options.getResendAfterMs();
     this.heldAfterTimeoutMs = vertx.isClustered() ? options.getHeldAfterTimeoutMs() : 0;
+    this.resending = resendAfterMs > 0 && resendAfterMs < timeoutMs;
+    this.nodeLeftGraceMs = options.getNodeLeftGraceMs();
+    this.watch = cluster == null || nodeLeftGraceMs == 0 ? null : new MemberWatch(vertx, cluster, address, nodeLeftGraceMs);
     this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
     this.probe = new DeliveryOptions().setSendTimeout(timeoutMs).addHeader(PROBE_HEADER, "1");
   }
@@ -91,7 +110,7 @@ public final class EventBusHandler implements RequestHandler {
 
   @Override
   public Future<Buffer> handle(Buffer request) {
-    if (resendAfterMs == 0 || resendAfterMs >= timeoutMs) {
+    if (!resending && watch == null) {
       return vertx.eventBus().<Object>request(address, request, delivery).transform(ar -> answerOf(ar, request.length()));
     }
     return new Request(request).send();
@@ -130,15 +149,21 @@ public final class EventBusHandler implements RequestHandler {
       + (body == null ? "null" : body.getClass().getName()));
   }
 
-  /** One request sent, and re-sent every resendAfterMs until answered: its attempts and its answer, on the caller's context. */
-  private final class Request {
+  /**
+   * One request sent, and with re-sending sent again every resendAfterMs until answered, or sooner when a node left:
+   * its attempts and its answer, on the caller's context.
+   */
+  private final class Request implements MemberWatch.Watched {
 
+    private final Context context = vertx.getOrCreateContext();
     private final Buffer payload;
     private final Promise<Buffer> answer = Promise.promise();
     private final long deadlineNanos;
     /** Attempts without a reply yet; the first one is counted by the connection while the answer is awaited. */
     private final List<Attempt> pending = new ArrayList<>(2);
     private long resendTimer = -1;
+    /** A node left while it was in flight: the grace runs. */
+    private boolean suspected;
     /** The last attempt's failure: the answer's, when nothing is out and no re-send is left. */
     private EventBusFailure lastWhy;
     private Throwable lastFailure;
@@ -149,11 +174,50 @@ public final class EventBusHandler implements RequestHandler {
     }
 
     Future<Buffer> send() {
+      if (watch != null) {
+        watch.add(this);
+      }
       Attempt first = new Attempt(false);
       pending.add(first);
       vertx.eventBus().<Object>request(address, payload, delivery).onComplete(first);
-      resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
+      if (resending && !answer.future().isComplete()) {
+        resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
+      }
       return answer.future();
+    }
+
+    @Override
+    public Context context() {
+      return context;
+    }
+
+    @Override
+    public void nodeLeft() {
+      if (!suspected && !answer.future().isComplete()) {
+        suspected = true;
+        vertx.setTimer(nodeLeftGraceMs, id -> graceOver());
+      }
+    }
+
+    /** Still unanswered a grace after a node left: it may have gone to that node, which will never answer. */
+    private void graceOver() {
+      suspected = false;
+      if (answer.future().isComplete()) {
+        return;
+      }
+      if (resending) {
+        if (resendTimer != -1) {
+          vertx.cancelTimer(resendTimer);
+        }
+        resend();
+        // Vert.x may have picked the departed node again: this copy gets a grace too.
+        if (watch.suspecting()) {
+          nodeLeft();
+        }
+      } else {
+        failed(EventBusFailure.NODE_LEFT, VertxException.noStackTrace("no reply from " + address + " within "
+          + nodeLeftGraceMs + " ms after a cluster node left (the request may have gone to it)"));
+      }
     }
 
     private void resend() {
@@ -240,6 +304,9 @@ public final class EventBusHandler implements RequestHandler {
 
     /** The answer is given: the connection lets go of the request, so the handler counts the copies still out. */
     private void finish() {
+      if (watch != null) {
+        watch.remove(this);
+      }
       if (resendTimer != -1) {
         vertx.cancelTimer(resendTimer);
         resendTimer = -1;

@@ -16,7 +16,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 
@@ -33,8 +32,9 @@ import java.util.function.LongPredicate;
  * On a clustered Vert.x, the handler reads the cluster's members while requests are in flight ({@link MemberWatch}):
  * Vert.x does not say which node a request went to, so when a node leaves, each request in flight then and not
  * answered within {@link HandlerOptions#setNodeLeftGraceMs nodeLeftGraceMs} fails at once
- * ({@link EventBusFailure#NODE_LEFT}), or, with re-sending, is sent again at once: a lost node costs its requests the
- * cluster's failure detection plus the grace, not {@code timeoutMs}.
+ * ({@link EventBusFailure#NODE_LEFT}), or, with re-sending, is sent again at once; and until the cluster manager has
+ * dropped the departed node's consumers (Vert.x could still pick it), a new request waits, then goes: a lost node costs
+ * its requests the cluster's failure detection plus the grace, not {@code timeoutMs}.
  * <p>
  * Memory: Vert.x may hold a copy of a request after its answer (a re-sent request's other copies; a timed-out one,
  * queued toward a node that stopped reading, until Vert.x closes that connection). The handler counts those in the
@@ -50,7 +50,6 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The header that marks a probe: a consumer may answer it with anything, or not at all. */
   public static final String PROBE_HEADER = "frame-echo-probe";
-  private static final long PROBE_INTERVAL_MS = 1000;
   private static final Logger log = LoggerFactory.getLogger(EventBusHandler.class);
 
   private final Vertx vertx;
@@ -64,10 +63,7 @@ public final class EventBusHandler implements RequestHandler {
   /** Null when no node can leave (not clustered) or nodeLeftGraceMs is 0. */
   private final MemberWatch watch;
   private final DeliveryOptions delivery;
-  private final DeliveryOptions probe;
-  /** Set when a request or probe found no consumer; cleared when a probe finds one. */
-  private final AtomicBoolean consumerMissing = new AtomicBoolean();
-  private volatile boolean stopped;
+  private final ConsumerProbe consumers;
   private volatile FrameEchoMetrics metrics = FrameEchoMetrics.NONE;
   private volatile LongConsumer held = delta -> { };
   private volatile LongPredicate roomFor = bytes -> true;
@@ -90,9 +86,9 @@ public final class EventBusHandler implements RequestHandler {
     this.heldAfterTimeoutMs = vertx.isClustered() ? options.getHeldAfterTimeoutMs() : 0;
     this.resending = resendAfterMs > 0 && resendAfterMs < timeoutMs;
     this.nodeLeftGraceMs = options.getNodeLeftGraceMs();
-    this.watch = cluster == null || nodeLeftGraceMs == 0 ? null : new MemberWatch(vertx, cluster, address, nodeLeftGraceMs);
+    this.watch = cluster == null || nodeLeftGraceMs == 0 ? null : new MemberWatch(vertx, cluster, address, nodeLeftGraceMs, timeoutMs);
     this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
-    this.probe = new DeliveryOptions().setSendTimeout(timeoutMs).addHeader(PROBE_HEADER, "1");
+    this.consumers = new ConsumerProbe(vertx, address, timeoutMs);
   }
 
   /**
@@ -113,7 +109,7 @@ public final class EventBusHandler implements RequestHandler {
     if (!resending && watch == null) {
       return vertx.eventBus().<Object>request(address, request, delivery).transform(ar -> answerOf(ar, request.length()));
     }
-    return new Request(request).send();
+    return new Request(request).start();
   }
 
   /** The answer to a request sent once ({@code bytes} long): the reply, or the failure, counted by cause. */
@@ -130,7 +126,7 @@ public final class EventBusHandler implements RequestHandler {
     if (why == EventBusFailure.TIMEOUT) {
       holdAfterTimeout(bytes);
     } else if (why == EventBusFailure.NO_CONSUMER) {
-      consumerGone();
+      consumers.gone(metrics);
     }
     metrics.eventBusAnswerFailed(why);
     return Future.failedFuture(ar.cause());
@@ -164,6 +160,8 @@ public final class EventBusHandler implements RequestHandler {
     private long resendTimer = -1;
     /** A node left while it was in flight: the grace runs. */
     private boolean suspected;
+    /** False while it waits for the cluster to drop a departed node. */
+    private boolean sent;
     /** The last attempt's failure: the answer's, when nothing is out and no re-send is left. */
     private EventBusFailure lastWhy;
     private Throwable lastFailure;
@@ -173,17 +171,39 @@ public final class EventBusHandler implements RequestHandler {
       this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000;
     }
 
-    Future<Buffer> send() {
-      if (watch != null) {
-        watch.add(this);
+    Future<Buffer> start() {
+      if (watch == null || watch.add(this)) {
+        sendFirst(delivery);
       }
+      return answer.future();
+    }
+
+    /** Sent once it has waited while a departed node could be picked, in what is left of its timeout. */
+    @Override
+    public void send() {
+      long leftMs = (deadlineNanos - System.nanoTime()) / 1_000_000;
+      if (answer.future().isComplete()) {
+        return;
+      }
+      if (leftMs <= 0) {
+        failed(EventBusFailure.TIMEOUT, VertxException.noStackTrace("no reply from " + address + " within " + timeoutMs
+          + " ms: it waited that long for the cluster to drop a departed node"));
+        return;
+      }
+      sendFirst(new DeliveryOptions().setSendTimeout(leftMs));
+    }
+
+    private void sendFirst(DeliveryOptions options) {
+      sent = true;
       Attempt first = new Attempt(false);
       pending.add(first);
-      vertx.eventBus().<Object>request(address, payload, delivery).onComplete(first);
+      vertx.eventBus().<Object>request(address, payload, options).onComplete(first);
       if (resending && !answer.future().isComplete()) {
         resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
       }
-      return answer.future();
+      if (watch != null && watch.suspecting()) {
+        nodeLeft();
+      }
     }
 
     @Override
@@ -193,7 +213,7 @@ public final class EventBusHandler implements RequestHandler {
 
     @Override
     public void nodeLeft() {
-      if (!suspected && !answer.future().isComplete()) {
+      if (sent && !suspected && !answer.future().isComplete()) {
         suspected = true;
         vertx.setTimer(nodeLeftGraceMs, id -> graceOver());
       }
@@ -271,7 +291,7 @@ public final class EventBusHandler implements RequestHandler {
         lastWhy = why;
         lastFailure = failure;
         if (why == EventBusFailure.NO_CONSUMER) {
-          consumerGone();
+          consumers.gone(metrics);
         }
         // A consumer's own failure is its answer; other failures wait for a re-sent copy, if one may still come.
         if (why == EventBusFailure.CONSUMER_FAILED || (pending.isEmpty() && resendTimer == -1)) {
@@ -339,56 +359,16 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The address had a consumer at the last request or probe (true until one finds none). */
   public boolean hasConsumer() {
-    return !consumerMissing.get();
+    return consumers.present();
   }
 
   /** Probes the address now (the server does at start): one WARN line, and probing on, when nobody consumes it. */
   public Future<Boolean> checkConsumer() {
-    return probe().onSuccess(present -> {
-      if (!present) {
-        consumerGone();
-      } else {
-        metrics.eventBusConsumer(true);
-      }
-    });
+    return consumers.check(metrics);
   }
 
   /** No more probes (the server has closed). */
   public void stopChecking() {
-    stopped = true;
-  }
-
-  private static boolean noConsumer(Throwable failure) {
-    return failure instanceof ReplyException e && e.failureType() == ReplyFailure.NO_HANDLERS;
-  }
-
-  /** Completes with false when nobody consumes the address; a reply, a failure reply or a timeout all mean someone does. */
-  private Future<Boolean> probe() {
-    return vertx.eventBus().request(address, Buffer.buffer(), probe).transform(ar -> Future.succeededFuture(
-      ar.succeeded() || !noConsumer(ar.cause())));
-  }
-
-  private void consumerGone() {
-    if (consumerMissing.compareAndSet(false, true)) {
-      metrics.eventBusConsumer(false);
-      log.warn("no consumer on the event-bus address {}: requests fail and /health/ready says 503 until one appears "
-        + "(asked again every {} ms)", address, PROBE_INTERVAL_MS);
-      probeLater();
-    }
-  }
-
-  private void probeLater() {
-    if (stopped) {
-      return;
-    }
-    vertx.setTimer(PROBE_INTERVAL_MS, id -> probe().onSuccess(present -> {
-      if (present) {
-        consumerMissing.set(false);
-        metrics.eventBusConsumer(true);
-        log.info("the event-bus address {} has a consumer again", address);
-      } else {
-        probeLater();
-      }
-    }));
+    consumers.stop();
   }
 }

@@ -151,9 +151,9 @@ public class HandlerOptions {
   }
 
   /**
-   * On a clustered Vert.x, when a node leaves the cluster: a request in flight then (or sent within this time after,
-   * while Vert.x may still pick that node) and not answered this long after fails at once (it may have gone to that
-   * node, which will never answer), or is sent again with {@code resendAfterMs}. Vert.x does not say which node a
+   * On a clustered Vert.x, when a node leaves the cluster: a request in flight then and not answered this long after
+   * fails at once (it may have gone to that node, which will never answer), or is sent again with
+   * {@code resendAfterMs}; new requests wait until the cluster manager has dropped that node's consumers. Vert.x does not say which node a
    * request went to, so choose it above the consumers' slowest normal reply. 0: such a request waits for
    * {@code timeoutMs} (or its next re-send).
    */

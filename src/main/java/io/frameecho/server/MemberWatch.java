@@ -13,15 +13,17 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The cluster's members, read every {@value #POLL_MS} ms while event-bus requests are in flight, so that the requests
  * a departed node had do not wait for {@code timeoutMs}. Vert.x does not say which node a request went to: when a node
- * leaves, every request in flight then is {@linkplain Watched#nodeLeft told} on its own context, and so is every one
- * sent while Vert.x may still pick that node (the cluster manager still names it among the address's consumers, and a
- * grace after); each gives itself the grace to be answered.
+ * leaves, every request in flight then is {@linkplain Watched#nodeLeft told} on its own context, and gives itself the
+ * grace to be answered. While the cluster manager still names the departed node among the address's consumers, Vert.x
+ * may pick it: a new request waits until a look after the manager has dropped it (at most {@code maxWaitMs}), and is
+ * then {@linkplain Watched#send sent}; one sent within a grace after is told too.
  * <p>
  * <b>Threading:</b> requests come and go from any thread; the cluster is read on a worker (a cluster manager may block
  * there), one read after the other, so {@link #known} and {@link #departed} have one reader and writer at a time.
@@ -44,6 +46,9 @@ final class MemberWatch {
 
     /** A node left while it was in flight: called on its context, once or more. */
     void nodeLeft();
+
+    /** It waited while Vert.x could pick a departed node: send it now (called on its context). */
+    void send();
   }
 
   static final long POLL_MS = 100;
@@ -53,20 +58,27 @@ final class MemberWatch {
   private final Cluster cluster;
   private final String address;
   private final long graceNanos;
+  private final long maxWaitNanos;
+  /** Requests not sent yet: a departed node may still be picked. */
+  private final ConcurrentLinkedQueue<Watched> waiting = new ConcurrentLinkedQueue<>();
   private final Set<Watched> inFlight = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean reading = new AtomicBoolean();
   /** The members at the last read, kept while nothing is in flight (a node that left meanwhile is noticed next time). */
   private volatile Set<String> known;
   /** Nodes that left and that the cluster manager still named among the address's consumers at the last look. */
   private volatile Set<String> departed = Set.of();
+  /** When the first of the departed nodes left; and whether the last look found the manager naming none of them. */
+  private long departedSinceNanos;
+  private boolean droppedAtLastLook;
   /** Until then (System.nanoTime), a request sent is told at once: Vert.x may have picked a departed node. */
   private volatile long suspectUntilNanos = System.nanoTime();
 
-  MemberWatch(Vertx vertx, Cluster cluster, String address, long graceMs) {
+  MemberWatch(Vertx vertx, Cluster cluster, String address, long graceMs, long maxWaitMs) {
     this.vertx = vertx;
     this.cluster = cluster;
     this.address = address;
     this.graceNanos = graceMs * 1_000_000;
+    this.maxWaitNanos = maxWaitMs * 1_000_000;
   }
 
   /** {@code vertx}'s cluster as its cluster manager sees it; null when it is not clustered. */
@@ -85,15 +97,21 @@ final class MemberWatch {
     };
   }
 
-  /** {@code request} is in flight, from its context. */
-  void add(Watched request) {
+  /** {@code request} is about to be sent, from its context: false when it must wait to be {@linkplain Watched#send sent}. */
+  boolean add(Watched request) {
     inFlight.add(request);
-    if (suspecting()) {
-      request.nodeLeft();
+    boolean now = departed.isEmpty();
+    if (!now) {
+      waiting.add(request);
+      if (departed.isEmpty()) {
+        // The look that emptied departed may have released the waiting before this one joined them.
+        releaseWaiting();
+      }
     }
     if (reading.compareAndSet(false, true)) {
       read();
     }
+    return now;
   }
 
   /** {@code request} is answered (or failed). */
@@ -144,6 +162,10 @@ final class MemberWatch {
     left.removeAll(now);
     Set<String> all = new HashSet<>(departed);
     all.addAll(left);
+    if (departed.isEmpty()) {
+      departedSinceNanos = System.nanoTime();
+    }
+    droppedAtLastLook = false;
     departed = Collections.unmodifiableSet(all);
     suspectUntilNanos = System.nanoTime() + graceNanos;
     List<Watched> told = List.copyOf(inFlight);
@@ -154,13 +176,26 @@ final class MemberWatch {
     }
   }
 
-  /** Departed nodes the manager no longer names stop being suspects a grace later (Vert.x learns it a moment after). */
+  /**
+   * Once the manager names none of the departed nodes at two looks in a row (Vert.x learns it a moment after the
+   * manager), or they left {@code maxWaitMs} ago, they are forgotten and the waiting requests sent; those sent within a
+   * grace after are told.
+   */
   private void stillNamed(Set<String> consumerNodes) {
-    Set<String> still = new HashSet<>(departed);
-    still.retainAll(consumerNodes);
-    if (still.size() < departed.size()) {
+    boolean dropped = Collections.disjoint(departed, consumerNodes);
+    if ((dropped && droppedAtLastLook) || System.nanoTime() - departedSinceNanos > maxWaitNanos) {
       suspectUntilNanos = System.nanoTime() + graceNanos;
-      departed = Collections.unmodifiableSet(still);
+      departed = Set.of();
+      releaseWaiting();
+    }
+    droppedAtLastLook = dropped;
+  }
+
+  private void releaseWaiting() {
+    Watched request;
+    while ((request = waiting.poll()) != null) {
+      Watched next = request;
+      next.context().runOnContext(v -> next.send());
     }
   }
 }

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -191,18 +192,32 @@ class EventBusHandlerTest {
    */
   private static final class Members implements MemberWatch.Cluster {
     final AtomicReference<List<String>> now = new AtomicReference<>(List.of("a", "b", "c"));
+    final AtomicReference<java.util.Set<String>> consumers = new AtomicReference<>(java.util.Set.of());
     final Promise<Void> read = Promise.promise();
+    final AtomicInteger reads = new AtomicInteger();
+    volatile Promise<Void> readsReached;
+    volatile int readsWanted;
 
     @Override
     public List<String> members() {
       List<String> members = now.get();
       read.tryComplete();
+      if (reads.incrementAndGet() >= readsWanted && readsReached != null) {
+        readsReached.tryComplete();
+      }
       return members;
     }
 
     @Override
     public Future<java.util.Set<String>> consumerNodes(String address) {
-      return Future.succeededFuture(java.util.Set.of());
+      return Future.succeededFuture(consumers.get());
+    }
+
+    /** Completes once the watch has read the members {@code more} more times. */
+    Future<Void> moreReads(int more) {
+      readsReached = Promise.promise();
+      readsWanted = reads.get() + more;
+      return readsReached.future();
     }
   }
 
@@ -279,5 +294,30 @@ class EventBusHandlerTest {
     assertEquals(Boolean.FALSE, await(lost.transform(ar -> Future.succeededFuture(ar.succeeded()))));
     assertEquals(1, metrics.failures(EventBusFailure.TIMEOUT), "it waited for its timeout");
     assertEquals(0, metrics.failures(EventBusFailure.NODE_LEFT));
+  }
+
+  @Test
+  void aRequestSentWhileTheManagerStillNamesTheDepartedNodeWaitsUntilItDoesNot() throws Exception {
+    AtomicInteger lostDeliveries = new AtomicInteger();
+    String address = consumerLosingTheFirstLost(lostDeliveries);
+    Members members = new Members();
+    members.consumers.set(java.util.Set.of("b", "c"));
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(600_000).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+
+    Future<Buffer> lost = request(handler, "lost");
+    await(members.read.future());
+    members.now.set(List.of("a", "c"));
+    await(lost.transform(ar -> Future.succeededFuture(ar.failed())));
+    assertEquals(1, metrics.failures(EventBusFailure.NODE_LEFT));
+
+    // The manager still names b among the consumers: a request sent now waits, look after look.
+    Future<Buffer> later = request(handler, "later");
+    await(members.moreReads(3));
+    assertFalse(later.isComplete(), "it waits while b may be picked (sent, the consumer would have answered at once)");
+    members.consumers.set(java.util.Set.of("c"));
+    assertEquals("answer to later", await(later).toString());
+    assertEquals(0, metrics.failures(EventBusFailure.TIMEOUT));
   }
 }

@@ -10,6 +10,7 @@ import io.vertx.core.buffer.Buffer;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The application half of the book's {@code try_one_request} for any application but echo: each request
@@ -58,8 +59,8 @@ final class OrderedAnswers implements Responses {
   private final FrameEchoMetrics metrics;
   private final Listener listener;
   private final Executor loop;
-  /** A task to write the completed answers is queued on the loop. */
-  private boolean writeQueued;
+  /** A task to write the completed answers is queued on the loop (an answer may complete on another thread). */
+  private final AtomicBoolean writeQueued = new AtomicBoolean();
   /** Answers not written yet, oldest first; stays empty while answers complete at once. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
   /** The connection has closed: what is still awaited was dropped, and answers that come later are ignored. */
@@ -101,15 +102,14 @@ final class OrderedAnswers implements Responses {
     if (dropped) {
       // The connection has closed: an answer that comes after is nobody's, and the handler has let go of its request.
       settle(completed);
-    } else if (!writeQueued) {
-      writeQueued = true;
+    } else if (writeQueued.compareAndSet(false, true)) {
       loop.execute(this::writeAnswered);
     }
   }
 
   /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
   private void writeAnswered() {
-    writeQueued = false;
+    writeQueued.set(false);
     if (dropped) {
       // drop() settled the completed ones.
       return;

@@ -11,8 +11,6 @@ import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +48,6 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The header that marks a probe: a consumer may answer it with anything, or not at all. */
   public static final String PROBE_HEADER = "frame-echo-probe";
-  private static final Logger log = LoggerFactory.getLogger(EventBusHandler.class);
 
   private final Vertx vertx;
   private final String address;

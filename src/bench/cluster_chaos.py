@@ -1,6 +1,6 @@
 """Chaos on a three-node cluster on loopback: what clients of the event-bus handler see when a consumer node goes.
 
-  python3 src/bench/cluster_chaos.py [--jar JAR] [--conf JSON] [--out DIR] [--json FILE] [--ha]
+  python3 src/bench/cluster_chaos.py [--jar JAR] [--conf JSON] [--out DIR] [--json FILE] [--ha | --kill-only]
 
 Node A serves frames with the event-bus handler (its -conf is {"handler": {"type": "eventbus", "timeoutMs":
 5000}, "maxBufferedBytes": 64 MiB} merged with --conf), nodes B and C run the jar's UpperCaseConsumer. Hazelcast
@@ -14,6 +14,7 @@ with conf/cluster.xml under a cluster name of its own. Run it under the bench lo
          for the answers or the close (at most timeoutMs + 3 s). A's live heap after a full GC (jcmd), its RSS,
          frame_echo_buffered_bytes (and their peaks, sampled every 0.25 s); then SIGCONT and the same again.
 
+  --kill-only   the kill phase alone.
   --ha   instead: HA failover of the frame server. A (haEnabled, its deployment ha) and B (a consumer, haEnabled);
          kill -9 of A; the time until A's port answers a frame again (B has redeployed frame-echo there), and
          until B's log says it listens.
@@ -224,6 +225,7 @@ def main():
     p.add_argument("--out", default="/tmp/cluster-chaos")
     p.add_argument("--json")
     p.add_argument("--ha", action="store_true", help="measure the HA failover of the frame server instead")
+    p.add_argument("--kill-only", action="store_true", help="the kill phase alone (no freeze)")
     args = p.parse_args()
     jar = benchserver.jar("cluster_chaos.py", args.jar, 2)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -250,7 +252,9 @@ def main():
             a = benchserver.Server(jar, conf, os.path.join(args.out, "a.log"), ["-cluster"])
             # Both consumers known to A: answers come back.
             until(lambda: _one_answer(a.port), 60, 0.5)
-            result = {"conf": conf, "kill": phase_kill(a, b), "freeze": phase_freeze(a, c, conf["handler"]["timeoutMs"])}
+            result = {"conf": conf, "kill": phase_kill(a, b)}
+            if not args.kill_only:
+                result["freeze"] = phase_freeze(a, c, conf["handler"]["timeoutMs"])
     finally:
         if a is not None:
             a.stop()

@@ -7,6 +7,11 @@ package io.frameecho.server;
 public enum EventBusFailure {
   /** No reply within {@code handler.timeoutMs}: a slow consumer, or one on a node that went or froze. */
   TIMEOUT("timeout"),
+  /**
+   * A cluster node left while the request was in flight, and no reply came within {@code handler.nodeLeftGraceMs}:
+   * the request may have gone to that node.
+   */
+  NODE_LEFT("node_left"),
   /** Nobody consumes the address (Vert.x's {@code NO_HANDLERS}). */
   NO_CONSUMER("no_consumer"),
   /** The consumer replied with a failure ({@code message.fail}). */

@@ -1,20 +1,19 @@
 package io.frameecho.server;
 
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxException;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.eventbus.DeliveryOptions;
 import io.vertx.core.eventbus.Message;
 import io.vertx.core.eventbus.ReplyException;
 import io.vertx.core.eventbus.ReplyFailure;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 import java.util.function.LongPredicate;
 
@@ -26,8 +25,14 @@ import java.util.function.LongPredicate;
  * <p>
  * With {@link HandlerOptions#setResendAfterMs resendAfterMs} (idempotent applications only), a request not
  * answered in that time is sent again, within {@code timeoutMs}, and the first reply is the answer: a consumer lost
- * with its node costs a client that long, not a failure. Vert.x says nothing public about which node a request went
- * to, nor when a node's connection drops, so without re-sending a request a lost node had fails at {@code timeoutMs}.
+ * with its node costs a client that long, not a failure.
+ * <p>
+ * On a clustered Vert.x, the handler reads the cluster's members while requests are in flight ({@link MemberWatch}):
+ * Vert.x does not say which node a request went to, so when a node leaves, each request in flight then and not
+ * answered within {@link HandlerOptions#setNodeLeftGraceMs nodeLeftGraceMs} fails at once
+ * ({@link EventBusFailure#NODE_LEFT}), or, with re-sending, is sent again at once; and until the cluster manager has
+ * dropped the departed node's consumers (Vert.x could still pick it), a new request waits, then goes: a lost node costs
+ * its requests the cluster's failure detection plus the grace, not {@code timeoutMs}.
  * <p>
  * Memory: Vert.x may hold a copy of a request after its answer (a re-sent request's other copies; a timed-out one,
  * queued toward a node that stopped reading, until Vert.x closes that connection). The handler counts those in the
@@ -43,8 +48,6 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The header that marks a probe: a consumer may answer it with anything, or not at all. */
   public static final String PROBE_HEADER = "frame-echo-probe";
-  private static final long PROBE_INTERVAL_MS = 1000;
-  private static final Logger log = LoggerFactory.getLogger(EventBusHandler.class);
 
   private final Vertx vertx;
   private final String address;
@@ -52,11 +55,12 @@ public final class EventBusHandler implements RequestHandler {
   private final long resendAfterMs;
   /** 0 on a Vert.x that is not clustered: a local consumer holds no copy of ours after a timeout. */
   private final long heldAfterTimeoutMs;
+  private final boolean resending;
+  private final long nodeLeftGraceMs;
+  /** Null when no node can leave (not clustered) or nodeLeftGraceMs is 0. */
+  private final MemberWatch watch;
   private final DeliveryOptions delivery;
-  private final DeliveryOptions probe;
-  /** Set when a request or probe found no consumer; cleared when a probe finds one. */
-  private final AtomicBoolean consumerMissing = new AtomicBoolean();
-  private volatile boolean stopped;
+  private final ConsumerProbe consumers;
   private volatile FrameEchoMetrics metrics = FrameEchoMetrics.NONE;
   private volatile LongConsumer held = delta -> { };
   private volatile LongPredicate roomFor = bytes -> true;
@@ -67,13 +71,21 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The handler {@code options} describe (their address, timeout, re-sending and holding). */
   public EventBusHandler(Vertx vertx, HandlerOptions options) {
+    this(vertx, options, MemberWatch.clusterOf(vertx));
+  }
+
+  /** Reading {@code cluster} (null: no node can leave) for the nodes that leave. */
+  EventBusHandler(Vertx vertx, HandlerOptions options, MemberWatch.Cluster cluster) {
     this.vertx = vertx;
     this.address = options.getAddress();
     this.timeoutMs = options.getTimeoutMs();
     this.resendAfterMs = options.getResendAfterMs();
     this.heldAfterTimeoutMs = vertx.isClustered() ? options.getHeldAfterTimeoutMs() : 0;
+    this.resending = resendAfterMs > 0 && resendAfterMs < timeoutMs;
+    this.nodeLeftGraceMs = options.getNodeLeftGraceMs();
+    this.watch = cluster == null || nodeLeftGraceMs == 0 ? null : new MemberWatch(vertx, cluster, address, nodeLeftGraceMs, timeoutMs);
     this.delivery = new DeliveryOptions().setSendTimeout(timeoutMs);
-    this.probe = new DeliveryOptions().setSendTimeout(timeoutMs).addHeader(PROBE_HEADER, "1");
+    this.consumers = new ConsumerProbe(vertx, address, timeoutMs);
   }
 
   /**
@@ -91,10 +103,10 @@ public final class EventBusHandler implements RequestHandler {
 
   @Override
   public Future<Buffer> handle(Buffer request) {
-    if (resendAfterMs == 0 || resendAfterMs >= timeoutMs) {
+    if (!resending && watch == null) {
       return vertx.eventBus().<Object>request(address, request, delivery).transform(ar -> answerOf(ar, request.length()));
     }
-    return new Request(request).send();
+    return new Request(request).start();
   }
 
   /** The answer to a request sent once ({@code bytes} long): the reply, or the failure, counted by cause. */
@@ -111,7 +123,7 @@ public final class EventBusHandler implements RequestHandler {
     if (why == EventBusFailure.TIMEOUT) {
       holdAfterTimeout(bytes);
     } else if (why == EventBusFailure.NO_CONSUMER) {
-      consumerGone();
+      consumers.gone(metrics);
     }
     metrics.eventBusAnswerFailed(why);
     return Future.failedFuture(ar.cause());
@@ -130,15 +142,23 @@ public final class EventBusHandler implements RequestHandler {
       + (body == null ? "null" : body.getClass().getName()));
   }
 
-  /** One request sent, and re-sent every resendAfterMs until answered: its attempts and its answer, on the caller's context. */
-  private final class Request {
+  /**
+   * One request sent, and with re-sending sent again every resendAfterMs until answered, or sooner when a node left:
+   * its attempts and its answer, on the caller's context.
+   */
+  private final class Request implements MemberWatch.Watched {
 
+    private final Context context = vertx.getOrCreateContext();
     private final Buffer payload;
     private final Promise<Buffer> answer = Promise.promise();
     private final long deadlineNanos;
     /** Attempts without a reply yet; the first one is counted by the connection while the answer is awaited. */
     private final List<Attempt> pending = new ArrayList<>(2);
     private long resendTimer = -1;
+    /** A node left while it was in flight: the grace runs. */
+    private boolean suspected;
+    /** False while it waits for the cluster to drop a departed node. */
+    private boolean sent;
     /** The last attempt's failure: the answer's, when nothing is out and no re-send is left. */
     private EventBusFailure lastWhy;
     private Throwable lastFailure;
@@ -148,12 +168,73 @@ public final class EventBusHandler implements RequestHandler {
       this.deadlineNanos = System.nanoTime() + timeoutMs * 1_000_000;
     }
 
-    Future<Buffer> send() {
+    Future<Buffer> start() {
+      if (watch == null || watch.add(this)) {
+        sendFirst(delivery);
+      }
+      return answer.future();
+    }
+
+    /** Sent once it has waited while a departed node could be picked, in what is left of its timeout. */
+    @Override
+    public void send() {
+      long leftMs = (deadlineNanos - System.nanoTime()) / 1_000_000;
+      if (answer.future().isComplete()) {
+        return;
+      }
+      if (leftMs <= 0) {
+        failed(EventBusFailure.TIMEOUT, VertxException.noStackTrace("no reply from " + address + " within " + timeoutMs
+          + " ms: it waited that long for the cluster to drop a departed node"));
+        return;
+      }
+      sendFirst(new DeliveryOptions().setSendTimeout(leftMs));
+    }
+
+    private void sendFirst(DeliveryOptions options) {
+      sent = true;
       Attempt first = new Attempt(false);
       pending.add(first);
-      vertx.eventBus().<Object>request(address, payload, delivery).onComplete(first);
-      resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
-      return answer.future();
+      vertx.eventBus().<Object>request(address, payload, options).onComplete(first);
+      if (resending && !answer.future().isComplete()) {
+        resendTimer = vertx.setTimer(resendAfterMs, id -> resend());
+      }
+      if (watch != null && watch.suspecting()) {
+        nodeLeft();
+      }
+    }
+
+    @Override
+    public Context context() {
+      return context;
+    }
+
+    @Override
+    public void nodeLeft() {
+      if (sent && !suspected && !answer.future().isComplete()) {
+        suspected = true;
+        vertx.setTimer(nodeLeftGraceMs, id -> graceOver());
+      }
+    }
+
+    /** Still unanswered a grace after a node left: it may have gone to that node, which will never answer. */
+    private void graceOver() {
+      suspected = false;
+      if (answer.future().isComplete()) {
+        return;
+      }
+      if (resending) {
+        if (resendTimer != -1) {
+          vertx.cancelTimer(resendTimer);
+        }
+        resend();
+        // Vert.x may have picked the departed node again: this copy gets a grace too.
+        if (watch.suspecting()) {
+          nodeLeft();
+        }
+      } else {
+        failed(EventBusFailure.NODE_LEFT, VertxException.noStackTrace("no reply from " + address + " within "
+          + nodeLeftGraceMs + " ms after a cluster node left (the request may have gone to it)"));
+      }
     }
 
     private void resend() {
@@ -207,7 +288,7 @@ public final class EventBusHandler implements RequestHandler {
         lastWhy = why;
         lastFailure = failure;
         if (why == EventBusFailure.NO_CONSUMER) {
-          consumerGone();
+          consumers.gone(metrics);
         }
         // A consumer's own failure is its answer; other failures wait for a re-sent copy, if one may still come.
         if (why == EventBusFailure.CONSUMER_FAILED || (pending.isEmpty() && resendTimer == -1)) {
@@ -240,6 +321,9 @@ public final class EventBusHandler implements RequestHandler {
 
     /** The answer is given: the connection lets go of the request, so the handler counts the copies still out. */
     private void finish() {
+      if (watch != null) {
+        watch.remove(this);
+      }
       if (resendTimer != -1) {
         vertx.cancelTimer(resendTimer);
         resendTimer = -1;
@@ -272,56 +356,16 @@ public final class EventBusHandler implements RequestHandler {
 
   /** The address had a consumer at the last request or probe (true until one finds none). */
   public boolean hasConsumer() {
-    return !consumerMissing.get();
+    return consumers.present();
   }
 
   /** Probes the address now (the server does at start): one WARN line, and probing on, when nobody consumes it. */
   public Future<Boolean> checkConsumer() {
-    return probe().onSuccess(present -> {
-      if (!present) {
-        consumerGone();
-      } else {
-        metrics.eventBusConsumer(true);
-      }
-    });
+    return consumers.check(metrics);
   }
 
   /** No more probes (the server has closed). */
   public void stopChecking() {
-    stopped = true;
-  }
-
-  private static boolean noConsumer(Throwable failure) {
-    return failure instanceof ReplyException e && e.failureType() == ReplyFailure.NO_HANDLERS;
-  }
-
-  /** Completes with false when nobody consumes the address; a reply, a failure reply or a timeout all mean someone does. */
-  private Future<Boolean> probe() {
-    return vertx.eventBus().request(address, Buffer.buffer(), probe).transform(ar -> Future.succeededFuture(
-      ar.succeeded() || !noConsumer(ar.cause())));
-  }
-
-  private void consumerGone() {
-    if (consumerMissing.compareAndSet(false, true)) {
-      metrics.eventBusConsumer(false);
-      log.warn("no consumer on the event-bus address {}: requests fail and /health/ready says 503 until one appears "
-        + "(asked again every {} ms)", address, PROBE_INTERVAL_MS);
-      probeLater();
-    }
-  }
-
-  private void probeLater() {
-    if (stopped) {
-      return;
-    }
-    vertx.setTimer(PROBE_INTERVAL_MS, id -> probe().onSuccess(present -> {
-      if (present) {
-        consumerMissing.set(false);
-        metrics.eventBusConsumer(true);
-        log.info("the event-bus address {} has a consumer again", address);
-      } else {
-        probeLater();
-      }
-    }));
+    consumers.stop();
   }
 }

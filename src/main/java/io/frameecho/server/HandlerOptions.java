@@ -27,6 +27,8 @@ public class HandlerOptions {
   public static final long DEFAULT_RESEND_AFTER_MS = 0;
   /** Vert.x's default {@code clusterPingInterval} plus {@code clusterPingReplyInterval}, 20 s each. */
   public static final long DEFAULT_HELD_AFTER_TIMEOUT_MS = 40_000;
+  /** Well above a consumer's normal reply on loopback or a LAN, well below {@code timeoutMs}. */
+  public static final long DEFAULT_NODE_LEFT_GRACE_MS = 500;
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
   static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
@@ -37,7 +39,8 @@ public class HandlerOptions {
       HandlerOptions::getTimeoutMs, HandlerOptions::setTimeoutMs),
     OptionKey.integer("maxInFlight", HandlerOptions::getMaxInFlight, HandlerOptions::setMaxInFlight),
     OptionKey.longInteger("resendAfterMs", HandlerOptions::getResendAfterMs, HandlerOptions::setResendAfterMs),
-    OptionKey.longInteger("heldAfterTimeoutMs", HandlerOptions::getHeldAfterTimeoutMs, HandlerOptions::setHeldAfterTimeoutMs));
+    OptionKey.longInteger("heldAfterTimeoutMs", HandlerOptions::getHeldAfterTimeoutMs, HandlerOptions::setHeldAfterTimeoutMs),
+    OptionKey.longInteger("nodeLeftGraceMs", HandlerOptions::getNodeLeftGraceMs, HandlerOptions::setNodeLeftGraceMs));
 
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
@@ -45,6 +48,7 @@ public class HandlerOptions {
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
   private long resendAfterMs = DEFAULT_RESEND_AFTER_MS;
   private long heldAfterTimeoutMs = DEFAULT_HELD_AFTER_TIMEOUT_MS;
+  private long nodeLeftGraceMs = DEFAULT_NODE_LEFT_GRACE_MS;
 
   public HandlerOptions() {
   }
@@ -139,6 +143,23 @@ public class HandlerOptions {
   public HandlerOptions setHeldAfterTimeoutMs(long heldAfterTimeoutMs) {
     ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
     this.heldAfterTimeoutMs = heldAfterTimeoutMs;
+    return this;
+  }
+
+  public long getNodeLeftGraceMs() {
+    return nodeLeftGraceMs;
+  }
+
+  /**
+   * On a clustered Vert.x, when a node leaves the cluster: a request in flight then and not answered this long after
+   * fails at once (it may have gone to that node, which will never answer), or is sent again with
+   * {@code resendAfterMs}; new requests wait until the cluster manager has dropped that node's consumers. Vert.x does not say which node a
+   * request went to, so choose it above the consumers' slowest normal reply. 0: such a request waits for
+   * {@code timeoutMs} (or its next re-send).
+   */
+  public HandlerOptions setNodeLeftGraceMs(long nodeLeftGraceMs) {
+    ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
+    this.nodeLeftGraceMs = nodeLeftGraceMs;
     return this;
   }
 }

@@ -18,8 +18,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +34,8 @@ class EventBusHandlerTest {
 
   @RegisterExtension
   final LogCapture eventBusLog = LogCapture.of(EventBusHandler.class);
+  @RegisterExtension
+  final LogCapture memberLog = LogCapture.of(MemberWatch.class);
 
   private final Vertx vertx = Vertx.vertx();
   private final Counting metrics = new Counting();
@@ -180,5 +184,140 @@ class EventBusHandlerTest {
     assertEquals(1, metrics.failures(EventBusFailure.TIMEOUT));
     assertEquals(0, metrics.resent.get());
     assertEquals(1, deliveries.get(), "only the first copy went");
+  }
+
+  /**
+   * The cluster's members as a test sets them ({@code read} completes once the first read has them); the cluster
+   * manager names no node among the consumers of any address (it has dropped the departed one's at once).
+   */
+  private static final class Members implements MemberWatch.Cluster {
+    final AtomicReference<List<String>> now = new AtomicReference<>(List.of("a", "b", "c"));
+    final AtomicReference<java.util.Set<String>> consumers = new AtomicReference<>(java.util.Set.of());
+    final Promise<Void> read = Promise.promise();
+    final AtomicInteger reads = new AtomicInteger();
+    volatile Promise<Void> readsReached;
+    volatile int readsWanted;
+
+    @Override
+    public List<String> members() {
+      List<String> members = now.get();
+      read.tryComplete();
+      if (reads.incrementAndGet() >= readsWanted && readsReached != null) {
+        readsReached.tryComplete();
+      }
+      return members;
+    }
+
+    @Override
+    public Future<java.util.Set<String>> consumerNodes(String address) {
+      return Future.succeededFuture(consumers.get());
+    }
+
+    /** Completes once the watch has read the members {@code more} more times. */
+    Future<Void> moreReads(int more) {
+      readsReached = Promise.promise();
+      readsWanted = reads.get() + more;
+      return readsReached.future();
+    }
+  }
+
+  /** A consumer that never answers "lost" the first time (its node went), and answers the rest at once. */
+  private String consumerLosingTheFirstLost(AtomicInteger lostDeliveries) throws Exception {
+    String address = "node.left." + lostDeliveries.hashCode();
+    await(vertx.eventBus().<Buffer>consumer(address, message -> {
+      if (!message.body().toString().equals("lost") || lostDeliveries.incrementAndGet() > 1) {
+        message.reply(Buffer.buffer("answer to " + message.body()));
+      }
+    }).completion());
+    return address;
+  }
+
+  @Test
+  void withoutReSendingARequestInFlightWhenANodeLeftFailsAfterTheGraceNotAtTheTimeout() throws Exception {
+    AtomicInteger lostDeliveries = new AtomicInteger();
+    String address = consumerLosingTheFirstLost(lostDeliveries);
+    Members members = new Members();
+    // A timeout longer than the test may run: only the node's leaving can end the request.
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(600_000).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+
+    Future<Buffer> lost = request(handler, "lost");
+    await(members.read.future());
+    members.now.set(List.of("a", "c"));
+
+    Throwable failure = lost.transform(ar -> Future.succeededFuture(ar.cause())).toCompletionStage().toCompletableFuture()
+      .get(20, TimeUnit.SECONDS);
+    assertTrue(failure.getMessage().contains("a cluster node left"), failure.getMessage());
+    assertEquals(1, metrics.failures(EventBusFailure.NODE_LEFT));
+    assertEquals(0, metrics.failures(EventBusFailure.TIMEOUT));
+    assertEquals(1, lostDeliveries.get(), "not sent again");
+    assertEquals(4L, metrics.held.get(), "Vert.x may still hold the lost copy: counted until its timeout");
+    assertEquals("answer to later", await(request(handler, "later")).toString(), "later requests are served");
+  }
+
+  @Test
+  void withReSendingARequestInFlightWhenANodeLeftIsSentAgainAfterTheGraceNotAtResendAfterMs() throws Exception {
+    AtomicInteger lostDeliveries = new AtomicInteger();
+    String address = consumerLosingTheFirstLost(lostDeliveries);
+    Members members = new Members();
+    // Both longer than the test may run: only the node's leaving can send the request again in time.
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(600_000).setResendAfterMs(500_000).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+
+    Future<Buffer> lost = request(handler, "lost");
+    Future<Buffer> answered = request(handler, "answered");
+    assertEquals("answer to answered", await(answered).toString());
+    await(members.read.future());
+    members.now.set(List.of("a", "c"));
+
+    assertEquals("answer to lost", await(lost).toString());
+    assertEquals(1, metrics.resent.get());
+    assertEquals(2, lostDeliveries.get());
+    assertEquals(0, metrics.failed.size(), "no answer failed");
+  }
+
+  @Test
+  void aNodeJoiningOrNoNodeLeavingFailsNothing() throws Exception {
+    AtomicInteger lostDeliveries = new AtomicInteger();
+    String address = consumerLosingTheFirstLost(lostDeliveries);
+    Members members = new Members();
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(300).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+
+    Future<Buffer> lost = request(handler, "lost");
+    await(members.read.future());
+    members.now.set(List.of("a", "b", "c", "d"));
+
+    assertEquals(Boolean.FALSE, await(lost.transform(ar -> Future.succeededFuture(ar.succeeded()))));
+    assertEquals(1, metrics.failures(EventBusFailure.TIMEOUT), "it waited for its timeout");
+    assertEquals(0, metrics.failures(EventBusFailure.NODE_LEFT));
+  }
+
+  @Test
+  void aRequestSentWhileTheManagerStillNamesTheDepartedNodeWaitsUntilItDoesNot() throws Exception {
+    AtomicInteger lostDeliveries = new AtomicInteger();
+    String address = consumerLosingTheFirstLost(lostDeliveries);
+    Members members = new Members();
+    members.consumers.set(java.util.Set.of("b", "c"));
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(600_000).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+
+    Future<Buffer> lost = request(handler, "lost");
+    await(members.read.future());
+    members.now.set(List.of("a", "c"));
+    await(lost.transform(ar -> Future.succeededFuture(ar.failed())));
+    assertEquals(1, metrics.failures(EventBusFailure.NODE_LEFT));
+
+    // The manager still names b among the consumers: a request sent now waits, look after look.
+    Future<Buffer> later = request(handler, "later");
+    await(members.moreReads(3));
+    assertFalse(later.isComplete(), "it waits while b may be picked (sent, the consumer would have answered at once)");
+    members.consumers.set(java.util.Set.of("c"));
+    assertEquals("answer to later", await(later).toString());
+    assertEquals(0, metrics.failures(EventBusFailure.TIMEOUT));
   }
 }

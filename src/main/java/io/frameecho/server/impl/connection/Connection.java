@@ -98,7 +98,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
-      : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
+      : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
     timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
     reading.wire(parser, metrics, timers, account, log);
     timers.start();

@@ -9,12 +9,18 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
 import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The application half of the book's {@code try_one_request} for any application but echo: each request
  * payload goes to the {@link RequestHandler}, and the answers, which may complete later and in any order,
  * are written in request order. At {@code handler.maxInFlight} awaited answers it is {@link #full()}, and the
  * connection stops reading.
+ * <p>
+ * Answers that complete later (an event-bus reply is a task of its own on the loop) are written by one task on the
+ * connection's loop, queued by the first of them: the replies already queued behind it complete first, and all leave
+ * in one write, one flush, rather than a system call each.
  */
 final class OrderedAnswers implements Responses {
 
@@ -52,19 +58,23 @@ final class OrderedAnswers implements Responses {
   private final BudgetAccount budget;
   private final FrameEchoMetrics metrics;
   private final Listener listener;
+  private final Executor loop;
+  /** A task to write the completed answers is queued on the loop (an answer may complete on another thread). */
+  private final AtomicBoolean writeQueued = new AtomicBoolean();
   /** Answers not written yet, oldest first; stays empty while answers complete at once. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
   /** The connection has closed: what is still awaited was dropped, and answers that come later are ignored. */
   private boolean dropped;
 
   OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget,
-                 FrameEchoMetrics metrics, Listener listener) {
+                 FrameEchoMetrics metrics, Listener listener, Executor loop) {
     this.handler = handler;
     this.maxInFlight = maxInFlight;
     this.writer = writer;
     this.budget = budget;
     this.metrics = metrics;
     this.listener = listener;
+    this.loop = loop;
   }
 
   @Override
@@ -84,23 +94,35 @@ final class OrderedAnswers implements Responses {
     }
     Awaited entry = new Awaited(answer, heldBytes, receivedNanos);
     awaited.add(entry);
-    answer.onComplete(ar -> writeAnswered(entry));
+    answer.onComplete(ar -> answered(entry));
     return full();
   }
 
-  /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
-  private void writeAnswered(Awaited completed) {
+  private void answered(Awaited completed) {
     if (dropped) {
       // The connection has closed: an answer that comes after is nobody's, and the handler has let go of its request.
       settle(completed);
+    } else if (writeQueued.compareAndSet(false, true)) {
+      loop.execute(this::writeAnswered);
+    }
+  }
+
+  /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
+  private void writeAnswered() {
+    writeQueued.set(false);
+    if (dropped) {
+      // drop() settled the completed ones.
       return;
     }
     Awaited head;
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
       head.settled = true;
-      write(head.answer, head.heldBytes, head.receivedNanos);
+      if (gather(head.answer, head.heldBytes, head.receivedNanos)) {
+        break;
+      }
     }
+    writer.writeGathered();
     listener.answered();
   }
 
@@ -113,18 +135,24 @@ final class OrderedAnswers implements Responses {
 
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
   private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+    return !gather(answer, heldBytes, receivedNanos) && writer.writeGathered();
+  }
+
+  /** Gathers one answer to be written, or writes those gathered and fails the connection with it (then true). */
+  private boolean gather(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     Buffer response = answer.succeeded() ? answer.result() : null;
     if (response != null) {
-      boolean filled = writer.writeFrame(response, heldBytes);
+      writer.gatherFrame(response, heldBytes);
       metrics.responseQueued(receivedNanos);
-      return filled;
+      return false;
     }
+    writer.writeGathered();
     budget.release(heldBytes);
     // Answers queued behind a failed one are dropped: the connection ends after what came before.
     drop();
     listener.handlerFailed(answer.failed() ? answer.cause()
       : new NullPointerException("the request handler's future completed with null instead of a response"));
-    return false;
+    return true;
   }
 
   @Override

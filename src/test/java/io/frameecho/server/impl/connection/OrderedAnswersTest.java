@@ -51,7 +51,7 @@ class OrderedAnswersTest {
       public void handlerFailed(Throwable cause) {
         failures.add(cause);
       }
-    });
+    }, Runnable::run);
   private final List<ByteBuf> frames = new ArrayList<>();
 
   /** A request frame, read (so counted in the budget) and handed over as the connection does; true: stop reading. */

@@ -23,13 +23,16 @@ public final class Internals {
 
   /** One line naming every internal that was not found, what that turns off and why; null when all were found. */
   public static String whatIsOff() {
-    return whatIsOff(VertxLine.FOUND, EpollProbe.FOUND);
+    return whatIsOff(VertxLine.FOUND, EpollProbe.FOUND, ClusterView.OFF);
   }
 
-  static String whatIsOff(VertxLine line, EpollProbe epoll) {
+  static String whatIsOff(VertxLine line, EpollProbe epoll, String clusterViewOff) {
     List<String> off = new ArrayList<>();
     if (line.off() != null) {
       off.add(line.off());
+    }
+    if (clusterViewOff != null) {
+      off.add(clusterViewOff);
     }
     off.addAll(epoll.off().stream().map(item -> "on epoll, " + item).toList());
     return off.isEmpty() ? null : "frame-echo runs without some of Netty's and Vert.x's internals, each lookup turning off only "

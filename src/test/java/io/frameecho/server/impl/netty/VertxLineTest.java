@@ -2,6 +2,7 @@ package io.frameecho.server.impl.netty;
 
 import io.vertx.core.Handler;
 import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.Vertx;
 import io.vertx.core.net.NetSocket;
 import org.junit.jupiter.api.Test;
 
@@ -38,12 +39,14 @@ class VertxLineTest {
   void oneLineNamesEverythingThatIsOff() {
     EpollProbe epoll = new EpollProbe(name -> name.endsWith(".EpollTcpInfo") ? Object.class
       : Class.forName(name, false, VertxLineTest.class.getClassLoader()));
-    String off = Internals.whatIsOff(new VertxLine(NetSocket.class), epoll);
+    String off = Internals.whatIsOff(new VertxLine(NetSocket.class), epoll, ClusterView.lookUp(Vertx.class));
     assertTrue(off.startsWith("frame-echo runs without some of Netty's and Vert.x's internals"), off);
     assertTrue(off.contains("reads as Netty's buffers are off") && off.contains("on epoll, TCP_INFO's state")
-      && off.contains("on epoll, TCP_INFO's last_data_sent"), off);
+      && off.contains("on epoll, TCP_INFO's last_data_sent")
+      && off.contains("the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: no Vertx.clusterManager()"), off);
     assertEquals(1, off.lines().count());
-    assertNull(Internals.whatIsOff(new VertxLine(NetSocketInternal.class), EpollProbe.FOUND), "nothing is off on this line");
+    assertNull(Internals.whatIsOff(new VertxLine(NetSocketInternal.class), EpollProbe.FOUND, ClusterView.OFF),
+      "nothing is off on this line");
   }
 
   @Test

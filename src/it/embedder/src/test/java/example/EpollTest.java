@@ -9,6 +9,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.TCPSSLOptions;
 import io.vertx.core.transport.Transport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,6 +25,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -36,7 +38,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The application on epoll, the transport a Linux deployment runs on, on this build's Vert.x line and its Netty:
  * what frame-echo changes in an epoll channel's interest set holds here too. A socket whose reading the server paused is
- * not read, even once its client has shut down its sending side; then every response arrives, and the end.
+ * not read, even once its client has shut down its sending side; then every response arrives, and the end. Each
+ * accepted socket carries keep-alive's times, which the listener gives on epoll.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EpollTest {
@@ -141,5 +144,49 @@ class EpollTest {
       assertArrayEquals(payload, got);
     }
     assertEquals(-1, in.read(), "the server ends the connection after the last answer");
+  }
+
+  /** The server's end of {@code client} in Linux's /proc/net/tcp or tcp6, split into its fields. */
+  private static String[] serverEnd(Socket client) throws IOException {
+    String serverEnd = String.format(":%04X", client.getPort());
+    String clientEnd = String.format(":%04X", client.getLocalPort());
+    for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+      for (String line : Files.readAllLines(Path.of(table))) {
+        String[] f = line.trim().split("\\s+");
+        if (f[1].endsWith(serverEnd) && f[2].endsWith(clientEnd)) {
+          return f;
+        }
+      }
+    }
+    throw new AssertionError("the server's end of the connection is not in /proc/net/tcp");
+  }
+
+  /**
+   * A burst of clients at start, then more: each server socket's keep-alive timer runs, and on the lines with keep-alive
+   * times (5.1 on; 5.0 has none and keeps the kernel's) fires within keepAliveSeconds (300 by default), in the kernel's
+   * clock ticks (USER_HZ, 100 a second).
+   */
+  @Test
+  void everyAcceptedSocketProbesAfterKeepAliveSeconds() throws Exception {
+    boolean lineHasTimes = Arrays.stream(TCPSSLOptions.class.getMethods())
+      .anyMatch(m -> m.getName().equals("setTcpKeepAliveIdleSeconds"));
+    List<Socket> clients = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      clients.add(connect());
+    }
+    for (Socket client : clients) {
+      client.getOutputStream().write(frame("hello".getBytes()));
+      byte[] echo = new byte[4 + 5];
+      new DataInputStream(client.getInputStream()).readFully(echo);
+      assertArrayEquals(frame("hello".getBytes()), echo);
+    }
+    for (Socket client : clients) {
+      String[] timer = serverEnd(client)[5].split(":");
+      assertEquals("02", timer[0], "the keep-alive timer runs");
+      long ticks = Long.parseLong(timer[1], 16);
+      if (lineHasTimes) {
+        assertTrue(ticks <= 300 * 100 && ticks > 200 * 100, "fires within keepAliveSeconds: " + ticks + " ticks");
+      }
+    }
   }
 }

@@ -149,7 +149,8 @@ public final class FrameEchoServerImpl {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
     proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
-    admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
+    var presets = io.frameecho.server.impl.netty.NewcomerPresets.of(vertx, netOptions, options.unixSocketAddress() != null);
+    admission = new Admission(vertx, presets, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
         if (proxyHeaders != null) {
           proxyHeaders.begin(socket, this::serve);

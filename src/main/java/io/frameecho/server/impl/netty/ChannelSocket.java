@@ -106,7 +106,6 @@ public final class ChannelSocket implements ConnectionSocket {
       socket.setWriteQueueMaxSize(writeQueueMaxSize);
     }
     attached.allowHalfClosure(true);
-    Listener.presetNewcomers(socket);
     EpollProbe.FOUND.forServer(attached.channel);
     attached.channel.pipeline().addBefore("handler", WATCH, attached.new Watch(context, events));
     socket.drainHandler(v -> events.writable());

@@ -119,6 +119,19 @@ final class EpollProbe {
     }
   }
 
+  /** Whether accepted channels can be given their interest set before registration ({@link #preset}). */
+  boolean presets() {
+    return preset != null;
+  }
+
+  /**
+   * Whether {@code channel} was given its interest set before registration ({@link #preset}): EPOLLERR, which Netty
+   * itself never asks for, is in it. Meaningful before {@link #forServer} is first called on the channel.
+   */
+  boolean wasPreset(Channel channel) {
+    return preset != null && interest.channel.isInstance(channel) && preset.given(channel);
+  }
+
   /** In this order: a set emptied for a moment would take the channel out of epoll. On its event loop, once registered. */
   void forServer(Channel channel) {
     if (interest != null && interest.channel.isInstance(channel)) {
@@ -195,15 +208,26 @@ final class EpollProbe {
     }
   }
 
-  /** {@code AbstractEpollChannel.ops} and {@code EpollIoOps}' {@code with} and {@code without}, with the two flags. */
-  private record Preset(Field ops, Method with, Method without, Object epollErr, Object epollRdHup) {
+  /**
+   * {@code AbstractEpollChannel.ops} and {@code EpollIoOps}' {@code with}, {@code without} and {@code contains}, with the
+   * two flags.
+   */
+  private record Preset(Field ops, Method with, Method without, Method contains, Object epollErr, Object epollRdHup) {
 
     static Preset find(Lookup lookup) throws ReflectiveOperationException {
       Field ops = lookup.find(EPOLL + "AbstractEpollChannel").getDeclaredField("ops");
       ops.setAccessible(true);
       Class<?> type = lookup.find(EPOLL + "EpollIoOps");
-      return new Preset(ops, type.getMethod("with", type), type.getMethod("without", type), type.getField("EPOLLERR").get(null),
-        type.getField("EPOLLRDHUP").get(null));
+      return new Preset(ops, type.getMethod("with", type), type.getMethod("without", type), type.getMethod("contains", type),
+        type.getField("EPOLLERR").get(null), type.getField("EPOLLRDHUP").get(null));
+    }
+
+    boolean given(Channel channel) {
+      try {
+        return (boolean) contains.invoke(ops.get(channel), epollErr);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return false;
+      }
     }
 
     void apply(Channel channel) {

@@ -36,6 +36,9 @@ class FrameClientTest {
   /** The handler failure a test causes logs a WARN line; captured, it stays off the console. */
   @RegisterExtension
   final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
+  /** So does the rejection over maxConnections a test causes. */
+  @RegisterExtension
+  final LogCapture limitsLog = LogCapture.named("io.frameecho.server.impl.ConnectionLimits");
 
   static Future<Integer> echoServer(Vertx vertx, int maxFrameSize) {
     return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(maxFrameSize))

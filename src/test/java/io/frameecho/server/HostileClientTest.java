@@ -19,10 +19,9 @@ import io.vertx.core.net.NetClientOptions;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -46,27 +45,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HostileClientTest {
 
   /** The closes and rejections these tests cause on purpose log WARN and INFO lines; captured, they stay off the console. */
-  private LogCapture connectionLog;
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
   /** Also how often the rejection summary is logged: one line a second at most, however many are turned away. */
-  private LogCapture limitsLog;
+  @RegisterExtension
+  final LogCapture limitsLog = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
   /** Also the shutdown line, the one place that says how many connections were drained and how many cut. */
-  private LogCapture serverLog;
+  @RegisterExtension
+  final LogCapture serverLog = LogCapture.of(FrameEchoServer.class);
   /** What the server decided: close reasons, rejections, protocol errors, reading paused, as events. */
   private final RecordingMetrics metrics = new RecordingMetrics();
-
-  @BeforeEach
-  void captureLogs() {
-    connectionLog = LogCapture.of("io.frameecho.server.impl.Connection");
-    limitsLog = LogCapture.of("io.frameecho.server.impl.ConnectionLimits");
-    serverLog = LogCapture.of(FrameEchoServer.class);
-  }
-
-  @AfterEach
-  void releaseLogs() {
-    connectionLog.close();
-    limitsLog.close();
-    serverLog.close();
-  }
 
   private static final class Deployed {
     String id;

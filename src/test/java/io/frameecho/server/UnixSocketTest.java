@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.client.FrameClient;
 import io.frameecho.client.FrameClientException;
+import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -12,6 +13,7 @@ import io.vertx.core.net.SocketAddress;
 import io.vertx.core.transport.Transport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -34,6 +36,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /** A server on a unix domain socket, on each transport that can: echo, a stale socket file, per-address limits. */
 @org.junit.jupiter.api.Timeout(value = 60, unit = TimeUnit.SECONDS)
 class UnixSocketTest {
+
+  /** The per-address rejection and the stale socket file these tests cause on purpose log WARN lines; captured. */
+  @RegisterExtension
+  final LogCapture limitsLog = LogCapture.named("io.frameecho.server.impl.ConnectionLimits");
+  @RegisterExtension
+  final LogCapture serverLog = LogCapture.named(FrameEchoServer.class.getName());
 
   /** Short: a socket path has at most 107 bytes, and a build directory can be deep. */
   @TempDir

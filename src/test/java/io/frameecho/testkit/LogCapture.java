@@ -6,21 +6,30 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Captures one logger's events: it keeps the WARN lines a test causes on purpose out of the build's output, and
  * lets a test count how often a logger speaks (a rate-limited line). What the server decided (a close reason, a
  * rejection, a protocol error) reaches tests as events of a {@link RecordingMetrics}, not as log wording. Close it
  * to detach, or register it as a JUnit extension ({@code @RegisterExtension final LogCapture log =
- * LogCapture.of(...)}), which closes it after each test.
+ * LogCapture.of(...)}), which closes it after each test, once what the test opened is closed: a server's
+ * shutdown and its summary lines ("7 more protocol errors in the last 41 ms") belong to the test that caused them,
+ * and come when the test's Vert.x closes, after the test's after-each callbacks.
+ *
+ * <p>A WARN or ERROR line that no capture takes is printed, and {@link LogCheck} names it in the run's summary as
+ * not expected by its test.
  */
-public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable, AfterEachCallback {
+public final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable, BeforeEachCallback {
+
+  /** WARN and ERROR events that captures took in this JVM: the expected ones, kept off the console. */
+  static final AtomicLong CAPTURED_WARNINGS = new AtomicLong();
 
   private final Logger logger;
   private final Level previousLevel;
@@ -68,6 +77,9 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
 
   @Override
   protected synchronized void append(ILoggingEvent event) {
+    if (event.getLevel().isGreaterOrEqual(Level.WARN)) {
+      CAPTURED_WARNINGS.incrementAndGet();
+    }
     events.add(event);
     watches.removeIf(w -> matches(event, w) && w.promise.tryComplete(event.getFormattedMessage()));
     countWatches.removeIf(w -> countNow(w.level, w.fragment) >= w.count && w.promise.tryComplete());
@@ -116,15 +128,23 @@ public final class LogCapture extends AppenderBase<ILoggingEvent> implements Aut
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (!isStarted()) {
+      return;
+    }
     logger.detachAppender(this);
     logger.setLevel(previousLevel);
     logger.setAdditive(true);
     stop();
   }
 
+  /**
+   * Closes with the test's store: JUnit closes a store's resources in the reverse order they were put, so this one,
+   * put before the test method asks for its {@code Vertx}, closes after that Vert.x has closed.
+   */
   @Override
-  public void afterEach(ExtensionContext context) {
-    close();
+  public void beforeEach(ExtensionContext context) {
+    context.getStore(ExtensionContext.Namespace.create(LogCapture.class, this))
+      .put(this, (ExtensionContext.Store.CloseableResource) this::close);
   }
 }

@@ -7,6 +7,7 @@ import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
+import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
 import io.netty.buffer.ByteBuf;
@@ -14,6 +15,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.SocketAddress;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -44,6 +46,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 class ConnectionTest {
+
+  /** The failing handlers and protocol errors these tests cause on purpose log WARN lines; captured. */
+  @RegisterExtension
+  final LogCapture connectionLog = LogCapture.named("io.frameecho.server.impl.Connection");
 
   private static final long LINGER = 250;
   private static final byte[] A = frame("alpha");

@@ -1,9 +1,11 @@
 package io.frameecho.server.impl.shared;
 
 import io.frameecho.server.Rejection;
+import io.frameecho.testkit.LogCapture;
 import io.vertx.core.Vertx;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.stream.IntStream;
@@ -19,6 +21,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * has limits of its own. Sharing within a deployment is the server tests' part.
  */
 class ConnectionLimitsTest {
+
+  /** The rejections these tests cause on purpose log WARN lines; captured, they stay off the console. */
+  @RegisterExtension
+  final LogCapture limitsLog = LogCapture.named("io.frameecho.server.impl.ConnectionLimits");
 
   private final Vertx vertx = Vertx.vertx();
 

@@ -266,7 +266,8 @@ public final class FrameEchoServerImpl {
         } else {
           limits.release(ip);
         }
-        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
+        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.lostARequest() ? Drain.Ending.LOST_REQUEST
+          : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
       });
     drain.opened(connection);
     if (shutdown != null) {

@@ -284,13 +284,12 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * As {@link #closeLingering}, but the socket closes on the event loop's next turn after the FIN: what the client
-   * had already sent is read (and discarded) in that turn, so the close sends no reset, and an idle client that
-   * keeps its socket open does not hold the server's stop.
+   * As {@link #closeLingering}; with {@code lingerMs} 0 the socket closes on the event loop's next turn after the
+   * FIN, what the client had already sent read (and discarded) in that turn, so the close sends no reset.
    */
   @Override
-  public void closeOwingNothing() {
-    finThenLinger(0, true);
+  public void closeOwingNothing(long lingerMs) {
+    finThenLinger(lingerMs, true);
   }
 
   private void finThenLinger(long lingerMs, boolean afterFin) {

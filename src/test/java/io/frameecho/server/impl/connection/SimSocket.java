@@ -146,8 +146,8 @@ final class SimSocket implements ConnectionSocket {
   }
 
   @Override
-  public void closeOwingNothing() {
-    finThenLinger(0, true);
+  public void closeOwingNothing(long lingerMs) {
+    finThenLinger(lingerMs, true);
   }
 
   /** As the channel: once every queued response is written, a FIN; then reads (discarded) until the client's FIN or the linger ends. */

@@ -73,6 +73,8 @@ final class SimSocket implements ConnectionSocket {
   /** The FIN went out after the last response: the close lingers. */
   private boolean finSent;
   private boolean closedNow;
+  /** Bytes the client sent were unread when the socket closed: the kernel answers with a reset, which the client sees. */
+  private boolean resetAtClose;
   private boolean closedDelivered;
   private long lingerTimer = -1;
 
@@ -163,7 +165,7 @@ final class SimSocket implements ConnectionSocket {
       }
       finSent = true;
       reading(true);
-      if (afterFin) {
+      if (afterFin && lingerMs == 0) {
         loopTasks.execute(this::closeNow);
       } else {
         lingerTimer = ticker.schedule(lingerMs, () -> {
@@ -186,6 +188,7 @@ final class SimSocket implements ConnectionSocket {
       return;
     }
     closedNow = true;
+    resetAtClose = kernelIn.size() > 0;
     if (lingerTimer >= 0) {
       ticker.cancel(lingerTimer);
       lingerTimer = -1;
@@ -396,6 +399,15 @@ final class SimSocket implements ConnectionSocket {
 
   boolean closedDelivered() {
     return closedDelivered;
+  }
+
+  /** The client saw the server's close as a reset: it had sent bytes the server never read. */
+  boolean resetAtClose() {
+    return resetAtClose;
+  }
+
+  Connection connection() {
+    return connection;
   }
 
   // ==== what the invariants look at ====

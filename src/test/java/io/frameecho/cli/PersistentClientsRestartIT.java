@@ -260,6 +260,8 @@ class PersistentClientsRestartIT {
     stop();
     Outcome resent = restart(true, true, false);
     assertEquals(0, resent.tally().lost.get(), resent.tally() + "; " + resent.shutdownLine());
+    assertTrue(resent.counts()[2] <= resent.tally().resent.get(), "no request counted lost that was not: " + resent.tally()
+      + "; " + resent.shutdownLine());
   }
 
   /** SIGKILL: the server counts nothing; every client gets back in, and counts what it lost. */

@@ -118,7 +118,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void bytes(ByteBuf bytes) {
     if (close.decided()) {
       // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
-      close = close.requestReached();
+      if (bytes.isReadable()) {
+        close = close.requestReached();
+      }
       bytes.release();
       return;
     }

@@ -250,6 +250,10 @@ final class SimSocket implements ConnectionSocket {
     }
     if (clientFin && !inputShutdown) {
       if (finSent) {
+        if (config.tls()) {
+          // The client's close_notify before its FIN: a read the TLS layer hands over with no application byte.
+          connection.bytes(reads.read(new byte[0]));
+        }
         inputShutdown = true;
         closeNow();
         return "client FIN ends the linger";

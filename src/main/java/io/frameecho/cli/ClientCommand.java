@@ -38,6 +38,10 @@ final class ClientCommand implements Callable<Integer> {
   @Option(names = "--timeout", defaultValue = "60", description = "seconds to wait for all responses (default: ${DEFAULT-VALUE})")
   int timeoutSeconds;
 
+  @Option(names = "--resend", description = "the messages are idempotent: re-send those left unanswered when the server "
+    + "ends the stream gracefully (a restart), on a new connection, once")
+  boolean resend;
+
   @Mixin
   UnixSocketOption unixSocket = new UnixSocketOption();
 
@@ -94,6 +98,7 @@ final class ClientCommand implements Callable<Integer> {
     FrameClient client = null;
     try {
       client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      client.resendIdempotent(resend);
       List<Future<Buffer>> answers = new ArrayList<>();
       for (Buffer r : requests) {
         answers.add(client.request(r));

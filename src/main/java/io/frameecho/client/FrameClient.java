@@ -15,6 +15,8 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A pipelining client of the frame protocol: the book's {@code send_req}/{@code read_res} with futures.
@@ -26,24 +28,56 @@ import java.util.ArrayDeque;
  * failure says "refused". With {@link #requestTimeout(long)}, a request not answered in time fails alone:
  * its late response is read and dropped, and the connection goes on.
  * Safe to call from any thread: requests are sent in the order the calls were made from one thread.
+ * <p>
+ * A server that restarts, or closes a connection it thinks idle, ends the stream gracefully (a FIN), possibly
+ * with a request of yours on the way that it never read: the protocol has no "go away" message. When your requests
+ * are idempotent, say so with {@link #resendIdempotent(boolean)}: the client then reconnects at once when the
+ * server ends the stream and re-sends, in order, the requests it left unanswered (each at most once more). A reset
+ * or a connection error still fails them: a request the server may have read is not sent twice unasked.
  */
 public final class FrameClient {
 
+  /** How many times one request is re-sent after graceful ends of stream, at most. */
+  public static final int MAX_RESENDS = 1;
+
   /** Held, not just used: Vert.x closes a net client, with its sockets, once it is unreachable. */
   private final NetClient netClient;
-  private final NetSocket socket;
+  private final SocketAddress server;
   private final Context context;
   private final int maxFrameSize;
-  /** Responses still owed by the server, oldest first; touched on {@link #context} only. */
-  private final ArrayDeque<Promise<Buffer>> pending = new ArrayDeque<>();
+  /** The connection now; replaced when the client reconnects to re-send. Touched on {@link #context} only. */
+  private NetSocket socket;
+  /** Requests whose responses are still owed, oldest first; touched on {@link #context} only. */
+  private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+  /** A new connection is being opened: requests wait in {@link #pending}, unwritten. */
+  private boolean reconnecting;
   private Throwable failure;
   private long sent;
   private long answered;
+  /** Responses on the connection now: none means the server closed it before answering anything. */
+  private long answeredHere;
+  private long resent;
+  private volatile boolean resendIdempotent;
+  private volatile boolean closing;
   private volatile long requestTimeoutMs;
   private volatile Handler<Void> closeHandler;
 
-  private FrameClient(NetClient netClient, NetSocket socket, Context context, int maxFrameSize) {
+  /** One request awaiting its response: kept whole, to be re-sent. */
+  private static final class Pending {
+    final Buffer payload;
+    final Promise<Buffer> promise;
+    boolean written;
+    int resends;
+
+    Pending(Buffer payload, Promise<Buffer> promise) {
+      this.payload = payload;
+      this.promise = promise;
+    }
+  }
+
+  private FrameClient(NetClient netClient, SocketAddress server, NetSocket socket, Context context, int maxFrameSize) {
     this.netClient = netClient;
+    this.server = server;
     this.socket = socket;
     this.context = context;
     this.maxFrameSize = maxFrameSize;
@@ -80,15 +114,17 @@ public final class FrameClient {
     return netClient
       .connect(server)
       .<FrameClient>map(socket -> {
-        FrameClient client = new FrameClient(netClient, socket, vertx.getOrCreateContext(), maxFrameSize);
-        client.start();
+        FrameClient client = new FrameClient(netClient, server, socket, vertx.getOrCreateContext(), maxFrameSize);
+        client.start(socket);
         return client;
       })
       .onFailure(err -> netClient.close());
   }
 
-  private void start() {
-    FrameParser parser = FrameParser.reading(socket, maxFrameSize, new FrameParser.Listener() {
+  private void start(NetSocket connection) {
+    answeredHere = 0;
+    boolean[] failed = new boolean[1];
+    FrameParser parser = FrameParser.reading(connection, maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf frame) {
         onResponse(Frames.payload(frame));
@@ -96,12 +132,16 @@ public final class FrameClient {
 
       @Override
       public void failed(Throwable error) {
+        failed[0] = true;
         fail(new FrameClientException("connection failed: " + error.getMessage(), error));
       }
     });
-    socket.closeHandler(v -> {
+    connection.closeHandler(v -> {
       parser.releaseBuffers();
-      fail(new FrameClientException(answered == 0
+      if (!failed[0] && !closing && failure == null && resendIdempotent && reconnectToResend()) {
+        return;
+      }
+      fail(new FrameClientException(answeredHere == 0
         ? "refused by the server: it closed the connection before answering anything (at maxConnections or "
           + "maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)"
         : "connection closed by the server"));
@@ -110,6 +150,47 @@ public final class FrameClient {
         handler.handle(null);
       }
     });
+  }
+
+  /**
+   * The server ended the stream gracefully and requests are idempotent: a new connection, on which the requests
+   * left unanswered are re-sent in order. False when one of them has been re-sent {@link #MAX_RESENDS} times already.
+   */
+  private boolean reconnectToResend() {
+    for (Pending request : pending) {
+      if (request.written && request.resends >= MAX_RESENDS && !request.promise.future().isComplete()) {
+        return false;
+      }
+    }
+    reconnecting = true;
+    netClient.connect(server).onComplete(ar -> {
+      reconnecting = false;
+      if (ar.failed()) {
+        fail(new FrameClientException("connection closed by the server, and reconnecting to re-send failed: "
+          + ar.cause().getMessage(), ar.cause()));
+        Handler<Void> handler = closeHandler;
+        if (handler != null) {
+          handler.handle(null);
+        }
+        return;
+      }
+      socket = ar.result();
+      start(socket);
+      List<Pending> again = new ArrayList<>(pending);
+      pending.clear();
+      for (Pending request : again) {
+        // A request that timed out has failed already: not sent again.
+        if (request.promise.future().isComplete()) {
+          continue;
+        }
+        if (request.written) {
+          request.resends++;
+          resent++;
+        }
+        write(request);
+      }
+    });
+    return true;
   }
 
   /**
@@ -122,6 +203,16 @@ public final class FrameClient {
       throw new IllegalArgumentException("requestTimeout must be 0 (none) or positive: " + ms);
     }
     this.requestTimeoutMs = ms;
+    return this;
+  }
+
+  /**
+   * {@code true}: the application's requests are idempotent (answering one twice does no harm), so those left
+   * unanswered when the server ends the stream gracefully (a FIN: a restart, an idle close) are re-sent on a new
+   * connection, opened at once; each at most {@link #MAX_RESENDS} time(s). Off by default: the requests fail.
+   */
+  public FrameClient resendIdempotent(boolean idempotent) {
+    this.resendIdempotent = idempotent;
     return this;
   }
 
@@ -155,7 +246,6 @@ public final class FrameClient {
       promise.fail(failure);
       return;
     }
-    pending.add(promise);
     sent++;
     long timeoutMs = requestTimeoutMs;
     if (timeoutMs > 0) {
@@ -164,20 +254,30 @@ public final class FrameClient {
         new FrameClientException("no response within " + timeoutMs + " ms (requestTimeout)")));
       promise.future().onComplete(ar -> vertx.cancelTimer(timer));
     }
-    socket.write(Frames.header(payload.length()));
-    socket.write(payload);
+    write(new Pending(payload, promise));
+  }
+
+  /** Queues {@code request} and writes it, unless a new connection is being opened (it is written then). */
+  private void write(Pending request) {
+    pending.add(request);
+    if (!reconnecting) {
+      request.written = true;
+      socket.write(Frames.header(request.payload.length()));
+      socket.write(request.payload);
+    }
   }
 
   private void onResponse(Buffer payload) {
-    Promise<Buffer> promise = pending.poll();
-    if (promise == null) {
+    Pending request = pending.poll();
+    if (request == null) {
       fail(new FrameClientException("protocol error: the server sent a response to no request"));
       socket.close();
       return;
     }
     answered++;
+    answeredHere++;
     // A request that timed out has failed already: its late response is dropped.
-    promise.tryComplete(payload);
+    request.promise.tryComplete(payload);
   }
 
   private void fail(FrameClientException error) {
@@ -185,19 +285,25 @@ public final class FrameClient {
       failure = error;
       socket.close();
     }
-    Promise<Buffer> promise;
-    while ((promise = pending.poll()) != null) {
-      promise.tryFail(failure);
+    Pending request;
+    while ((request = pending.poll()) != null) {
+      request.promise.tryFail(failure);
     }
   }
 
-  /** Requests sent so far. */
+  /** Requests sent so far (a re-sent request counts once). */
   public long requestsSent() {
     return sent;
   }
 
+  /** Requests re-sent after the server ended the stream gracefully ({@link #resendIdempotent}). */
+  public long requestsResent() {
+    return resent;
+  }
+
   /** Closes the connection; pending requests fail. */
   public Future<Void> close() {
+    closing = true;
     return netClient.close();
   }
 }

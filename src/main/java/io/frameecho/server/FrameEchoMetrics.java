@@ -42,6 +42,13 @@ public interface FrameEchoMetrics {
   default void connectionClosed(CloseReason reason) {
   }
 
+  /**
+   * A connection that ended lost at least one request its client sent, {@code how}; called once per cause, just
+   * before {@link #connectionClosed}.
+   */
+  default void requestLost(RequestLoss how) {
+  }
+
   /** The connection stopped reading (any back-pressure reason); balanced by {@link #readingResumed}. */
   default void readingPaused() {
   }

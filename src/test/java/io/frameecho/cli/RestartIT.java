@@ -4,15 +4,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.BufferedReader;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
@@ -54,16 +51,11 @@ class RestartIT {
   /** A bound on the whole loop, whatever happens. */
   private static final int AT_MOST = 200_000;
 
-  private final List<Process> processes = new ArrayList<>();
+  private final JarProcesses processes = new JarProcesses(JAR);
 
   @AfterEach
   void stopProcesses() throws InterruptedException {
-    for (Process p : processes) {
-      p.destroy();
-      if (!p.waitFor(20, TimeUnit.SECONDS)) {
-        p.destroyForcibly();
-      }
-    }
+    processes.stopAll();
   }
 
   /** How the client connections ended. */
@@ -109,16 +101,16 @@ class RestartIT {
     assertTrue(Files.isRegularFile(JAR), "run after mvn package");
     assumeTrue(System.getProperty("os.name").toLowerCase().contains("linux"), "reusePort groups as Linux has them");
     boolean migrates = Files.isReadable(MIGRATE_REQ) && Files.readString(MIGRATE_REQ).trim().equals("1");
-    int port = freePort();
-    int metricsPort = freePort();
+    int port = JarProcesses.freePort();
+    int metricsPort = JarProcesses.freePort();
     // Metrics on, as the procedure must work with them (-Drestart.metrics=false measures without).
     boolean metrics = Boolean.parseBoolean(System.getProperty("restart.metrics", "true"));
     String conf = "{\"host\":\"127.0.0.1\",\"port\":" + port + ",\"transport\":\"epoll\",\"netServerOptions\":{\"reusePort\":true},"
       + "\"metrics\":{\"enabled\":" + metrics + ",\"host\":\"127.0.0.1\",\"port\":" + metricsPort + "}}";
 
     List<String> oldLog = new java.util.concurrent.CopyOnWriteArrayList<>();
-    Process old = start(conf, oldLog);
-    awaitLine(oldLog, "frame-echo listening on");
+    Process old = processes.start(conf, oldLog);
+    JarProcesses.awaitLine(oldLog, "frame-echo listening on");
 
     Tally tally = new Tally();
     AtomicBoolean stop = new AtomicBoolean();
@@ -133,8 +125,8 @@ class RestartIT {
     try {
       tally.awaitTotal(BEFORE);
       List<String> newLog = new java.util.concurrent.CopyOnWriteArrayList<>();
-      Process replacement = start(conf, newLog);
-      awaitLine(newLog, "frame-echo listening on");
+      Process replacement = processes.start(conf, newLog);
+      JarProcesses.awaitLine(newLog, "frame-echo listening on");
       int atSignal = tally.total.get();
       old.destroy(); // SIGTERM
       assertTrue(old.waitFor(60, TimeUnit.SECONDS), "the old process did not stop");
@@ -219,86 +211,6 @@ class RestartIT {
     if (tally.samples.size() < 3) {
       tally.samples.add(e.toString());
     }
-  }
-
-  /** Starts the jar; its output (logs on stderr) goes to a file, read into {@code log} until the process ends. */
-  private Process start(String conf, List<String> log) throws IOException {
-    Path output = Files.createTempFile("frame-echo-restart", ".log");
-    output.toFile().deleteOnExit();
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-      "-jar", JAR.toString(), "-conf", conf).redirectErrorStream(true).redirectOutput(output.toFile());
-    builder.environment().keySet().removeIf(name -> name.startsWith("FRAME_ECHO_"));
-    Process p = builder.start();
-    processes.add(p);
-    Thread reader = new Thread(() -> {
-      try (BufferedReader r = Files.newBufferedReader(output)) {
-        while (true) {
-          boolean ended = !p.isAlive();
-          String line;
-          while ((line = r.readLine()) != null) {
-            append(log, line);
-          }
-          if (ended) {
-            break;
-          }
-          try {
-            p.onExit().get(20, TimeUnit.MILLISECONDS);
-          } catch (java.util.concurrent.TimeoutException stillRunning) {
-            // read what it wrote since
-          }
-        }
-      } catch (Exception ignored) {
-        // the test ended
-      }
-      append(log, "<eof>");
-    });
-    reader.setDaemon(true);
-    reader.start();
-    return p;
-  }
-
-  /** Waits (bounded) until {@code log} has a line containing {@code text}; the reader notifies {@code log} of each line. */
-  private static void awaitLine(List<String> log, String text) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    synchronized (log) {
-      while (log.stream().noneMatch(l -> l.contains(text))) {
-        assertTrue(!log.contains("<eof>"), "the process exited: " + String.join("\n", log));
-        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        assertTrue(leftMs > 0, "no '" + text + "' within 30 s: " + String.join("\n", log));
-        log.wait(leftMs);
-      }
-    }
-  }
-
-  /** Adds a line to {@code log} and wakes {@link #awaitLine}. */
-  private static void append(List<String> log, String line) {
-    synchronized (log) {
-      log.add(line);
-      log.notifyAll();
-    }
-  }
-
-  /**
-   * A free loopback port that a reuseport listener can bind: a port that earlier connections used as their local
-   * port may still have some in TIME_WAIT, and a reuseport listener cannot bind over those where a plain one can. So
-   * a candidate is bound plainly (nobody else listens: a reuseport probe would join another's group) and then with
-   * {@code SO_REUSEPORT}, as the servers will.
-   */
-  private static int freePort() throws IOException {
-    for (int i = 0; i < 100; i++) {
-      int port;
-      try (ServerSocket plain = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-        port = plain.getLocalPort();
-      }
-      try (java.nio.channels.ServerSocketChannel probe = java.nio.channels.ServerSocketChannel.open()) {
-        probe.setOption(java.net.StandardSocketOptions.SO_REUSEPORT, true);
-        probe.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port));
-        return port;
-      } catch (IOException timeWait) {
-        // try another
-      }
-    }
-    throw new IOException("no port a reuseport listener can bind");
   }
 
 

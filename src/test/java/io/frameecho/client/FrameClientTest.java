@@ -211,4 +211,68 @@ class FrameClientTest {
         refused.flag();
       })));
   }
+
+  /**
+   * A server that closes each connection gracefully, without answering, until its {@code closesBeforeAnswering}-th
+   * connection, which echoes: a restart as an idempotent client meets it.
+   */
+  private static Future<NetServer> closingServer(Vertx vertx, int closesBeforeAnswering, List<Integer> framesSeen) {
+    int[] connections = new int[1];
+    return vertx.createNetServer().connectHandler(socket -> {
+      int n = connections[0]++;
+      socket.handler(bytes -> {
+        framesSeen.add(n);
+        if (n < closesBeforeAnswering) {
+          socket.end();
+        } else {
+          socket.write(bytes);
+        }
+      });
+    }).listen(0, "127.0.0.1");
+  }
+
+  @Test
+  void anIdempotentRequestLeftUnansweredByAGracefulCloseIsResentOnANewConnection(Vertx vertx, VertxTestContext ctx) {
+    List<Integer> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    closingServer(vertx, 1, seen)
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .compose(client -> client.resendIdempotent(true).request(Buffer.buffer("again"))
+        .map(answer -> {
+          ctx.verify(() -> {
+            assertEquals(Buffer.buffer("again"), answer);
+            assertEquals(1, client.requestsResent());
+            assertEquals(1, client.requestsSent());
+            assertEquals(List.of(0, 1), seen, "sent on the first connection, answered on the second");
+          });
+          return client;
+        }))
+      .compose(FrameClient::close)
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void withoutTheApplicationsWordTheRequestFails(Vertx vertx, VertxTestContext ctx) {
+    List<Integer> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    closingServer(vertx, 1, seen)
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .compose(client -> client.request(Buffer.buffer("once")).eventually(client::close))
+      .onComplete(ctx.failing(e -> ctx.verify(() -> {
+        assertInstanceOf(FrameClientException.class, e);
+        assertEquals(List.of(0), seen, "not sent again");
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void aRequestIsResentOnceAtMost(Vertx vertx, VertxTestContext ctx) {
+    List<Integer> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    closingServer(vertx, Integer.MAX_VALUE, seen)
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
+      .compose(client -> client.resendIdempotent(true).request(Buffer.buffer("never")).eventually(client::close))
+      .onComplete(ctx.failing(e -> ctx.verify(() -> {
+        assertInstanceOf(FrameClientException.class, e);
+        assertEquals(List.of(0, 1), seen, "sent, re-sent once, then failed");
+        ctx.completeNow();
+      })));
+  }
 }

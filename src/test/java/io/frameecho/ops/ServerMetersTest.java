@@ -143,6 +143,8 @@ class ServerMetersTest {
     assertEquals(0, scrape.value("frame_echo_connections_closed_total", Map.of("server", "second", "reason", "budget_evicted")));
     assertEquals(0, scrape.value("frame_echo_connections_rejected_total", Map.of("server", "second", "limit", "maxConnectionsPerIp")));
     assertEquals(0, scrape.value("frame_echo_protocol_errors_total", Map.of("server", "third")));
+    assertEquals(0, scrape.value("frame_echo_connections_requests_lost_total", Map.of("server", "second", "cause", "after_close")));
+    assertEquals(0, scrape.value("frame_echo_connections_requests_lost_total", Map.of("server", "third", "cause", "cut")));
     // Build info and the process's file descriptors.
     Scrape.Series info = scrape.series("frame_echo_build_info").get(0);
     assertEquals(1, info.value());

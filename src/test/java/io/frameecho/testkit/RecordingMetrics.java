@@ -4,6 +4,7 @@ import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
+import io.frameecho.server.RequestLoss;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -34,6 +35,7 @@ public final class RecordingMetrics implements FrameEchoMetrics {
   private final List<CloseReason> closed = new CopyOnWriteArrayList<>();
   private final List<Rejection> rejected = new CopyOnWriteArrayList<>();
   private final List<HandshakeFailure> handshakesFailed = new CopyOnWriteArrayList<>();
+  private final List<RequestLoss> lost = new CopyOnWriteArrayList<>();
   private final AtomicLong protocolErrors = new AtomicLong();
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong pauses = new AtomicLong();
@@ -51,6 +53,17 @@ public final class RecordingMetrics implements FrameEchoMetrics {
     // Per frame: a count, and no waiter is checked (nothing waits for a request count).
     requests.incrementAndGet();
     return 0;
+  }
+
+  @Override
+  public void requestLost(RequestLoss how) {
+    // Reported just before the connection's close, which wakes the waiters.
+    lost.add(how);
+  }
+
+  /** The connections that lost a request, by how, in the order they reported. */
+  public List<RequestLoss> requestsLost() {
+    return List.copyOf(lost);
   }
 
   @Override

@@ -10,7 +10,8 @@ import java.util.function.Consumer;
 
 /**
  * One server instance's open connections, and how they ended once shutdown began: drained (closed after their
- * answers), closed idle (owing nothing) or cut (answers or responses lost). {@link #allClosed} completes once
+ * answers), closed idle (owing nothing, and nothing lost), lost a request (one its client sent after the close was
+ * decided, discarded unanswered) or cut (answers or responses lost). {@link #allClosed} completes once
  * shutdown has begun and the last one has closed. On the server's event loop only.
  *
  * @param <C> a connection
@@ -18,7 +19,7 @@ import java.util.function.Consumer;
 final class Drain<C> {
 
   /** How a connection ended. */
-  enum Ending { DRAINED, CLOSED_IDLE, CUT }
+  enum Ending { DRAINED, CLOSED_IDLE, LOST_REQUEST, CUT }
 
   private final Set<C> open = new HashSet<>();
   private final Consumer<C> cut;
@@ -26,6 +27,7 @@ final class Drain<C> {
   private boolean draining;
   private int drained;
   private int closedIdle;
+  private int lostRequest;
   private int cutCount;
 
   /** {@code cut} closes a connection at once, dropping what it still owes. */
@@ -44,6 +46,7 @@ final class Drain<C> {
       switch (how) {
         case CUT -> cutCount++;
         case CLOSED_IDLE -> closedIdle++;
+        case LOST_REQUEST -> lostRequest++;
         case DRAINED -> drained++;
       }
       completeIfEmpty();
@@ -78,6 +81,7 @@ final class Drain<C> {
 
   /** For the shutdown line. */
   String summary() {
-    return drained + " connection(s) drained, " + closedIdle + " closed idle, " + cutCount + " cut";
+    return drained + " connection(s) drained, " + closedIdle + " closed idle, " + lostRequest + " lost a request, "
+      + cutCount + " cut";
   }
 }

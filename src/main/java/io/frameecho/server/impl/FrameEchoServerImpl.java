@@ -71,6 +71,8 @@ public final class FrameEchoServerImpl {
   private Admission admission;
   /** Open connections of this server instance, and how they ended once shutdown began. */
   private final Drain<Connection> drain = new Drain<>(Connection::cut);
+  /** Spreads Vert.x's shutdown of the connections over the event loop's turns. */
+  private final ShutdownPacer shutdownPacer;
   private Future<Void> shutdown;
   /** This server's answer to readiness, registered while it listens. */
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
@@ -88,6 +90,7 @@ public final class FrameEchoServerImpl {
     this.operations = Operations.shared(vertx, Internals.transportName(vertx));
     this.ticker = Ticker.of(vertx);
     this.order = new ActivityOrder(ticker, this.options.getIdleGiveWayMs());
+    this.shutdownPacer = new ShutdownPacer(ticker);
   }
 
   /** See {@code FrameEchoServer.requestHandler}. */
@@ -259,7 +262,7 @@ public final class FrameEchoServerImpl {
     if (onLoop == null) {
       onLoop = task -> loop.runOnContext(v -> task.run());
     }
-    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
@@ -267,7 +270,8 @@ public final class FrameEchoServerImpl {
         } else {
           limits.release(ip);
         }
-        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
+        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.lostARequest() ? Drain.Ending.LOST_REQUEST
+          : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
       });
     drain.opened(connection);
     if (shutdown != null) {

@@ -22,7 +22,7 @@ class DrainTest {
     drain.begin();
     drain.completeIfEmpty();
     assertTrue(drain.allClosed().isComplete());
-    assertEquals("0 connection(s) drained, 0 closed idle, 0 cut", drain.summary());
+    assertEquals("0 connection(s) drained, 0 closed idle, 0 lost a request, 0 cut", drain.summary());
   }
 
   @Test
@@ -35,9 +35,11 @@ class DrainTest {
     drain.closed("a", Drain.Ending.DRAINED);
     drain.closed("b", Drain.Ending.CLOSED_IDLE);
     assertFalse(drain.allClosed().isComplete());
+    drain.opened("d");
+    drain.closed("d", Drain.Ending.LOST_REQUEST);
     drain.closed("c", Drain.Ending.CUT);
     assertTrue(drain.allClosed().isComplete());
-    assertEquals("1 connection(s) drained, 1 closed idle, 1 cut", drain.summary());
+    assertEquals("1 connection(s) drained, 1 closed idle, 1 lost a request, 1 cut", drain.summary());
   }
 
   @Test

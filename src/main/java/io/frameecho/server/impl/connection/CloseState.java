@@ -1,19 +1,23 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.RequestLoss;
+
+import java.util.List;
 
 /**
  * Where one connection's close stands, and why: the book's {@code want_close} and what follows it, as one value that
  * a {@link Connection} replaces whole at each step. The first reason wins, but for the cuts that overrule a graceful
  * shutdown ({@link #overrulingShutdown}); how the connection ended is known once its socket has closed.
  *
- * @param stage  how far the close has gone
- * @param reason why it closes; null while {@link Stage#OPEN}
- * @param ending how it ended; null until its socket has closed
+ * @param stage       how far the close has gone
+ * @param reason      why it closes; null while {@link Stage#OPEN}
+ * @param requestLost a request reached the connection after the server had chosen to close it ({@link #requestReached})
+ * @param ending      how it ended; null until its socket has closed
  */
-record CloseState(Stage stage, CloseReason reason, Ending ending) {
+record CloseState(Stage stage, CloseReason reason, boolean requestLost, Ending ending) {
 
-  static final CloseState OPEN = new CloseState(Stage.OPEN, null, null);
+  static final CloseState OPEN = new CloseState(Stage.OPEN, null, false, null);
 
   /** How far a close has gone. */
   enum Stage {
@@ -21,11 +25,11 @@ record CloseState(Stage stage, CloseReason reason, Ending ending) {
     OPEN,
     /** Decided: nothing more is read; the socket closes, lingering, once the answers awaited are written. */
     ANSWERING,
-    /** Decided by shutdown for a connection that owes nothing: the socket closes at once, without lingering. */
+    /** Decided by shutdown for a connection that owes nothing: a FIN at once, then a short linger. */
     ANSWERING_IDLE,
     /** Every answer written: a FIN once they are flushed, then the close lingers. */
     CLOSING,
-    /** Owing nothing: a FIN, then the socket closes at the event loop's next turn. */
+    /** Owing nothing: a FIN, then the socket closes once the client closes its side, within a second. */
     CLOSING_IDLE,
     /** Closed at once, dropping what is queued. */
     CUT,
@@ -54,8 +58,13 @@ record CloseState(Stage stage, CloseReason reason, Ending ending) {
   enum Ending {
     /** Closed after everything it owed was delivered. */
     DRAINED,
-    /** Closed by shutdown at once, owing nothing. */
+    /** Closed by shutdown at once, owing nothing, and no request reached it after the close was decided. */
     CLOSED_IDLE,
+    /**
+     * Every answer it owed delivered, but its client sent a request after the server had chosen to close (read after
+     * the FIN, or half-read then): discarded, never answered.
+     */
+    REQUEST_DISCARDED,
     /** Ended with answers or responses it could not deliver. */
     CUT
   }
@@ -67,38 +76,60 @@ record CloseState(Stage stage, CloseReason reason, Ending ending) {
 
   /** {@code why}, unless a reason was decided before. */
   CloseState decide(CloseReason why) {
-    return decided() ? this : new CloseState(Stage.ANSWERING, why, ending);
+    return decided() ? this : new CloseState(Stage.ANSWERING, why, requestLost, ending);
   }
 
   /** Shutdown found the connection owing nothing (it was open). */
   CloseState decideIdle() {
-    return decided() ? this : new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, ending);
+    return decided() ? this : new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, requestLost, ending);
   }
 
   /** {@code why}, unless a reason other than a graceful shutdown was decided before. */
   CloseState overrulingShutdown(CloseReason why) {
-    return reason == CloseReason.SERVER_SHUTDOWN ? new CloseState(stage, why, ending) : decide(why);
+    return reason == CloseReason.SERVER_SHUTDOWN ? new CloseState(stage, why, requestLost, ending) : decide(why);
+  }
+
+  /**
+   * Request bytes reached the connection once the close was decided (read after it, or half a frame when it was
+   * decided): lost if the server chose to close for a reason of its own (shutdown, a clock, an eviction, a failure),
+   * not if the client caused the close by what it sent or how it ended.
+   */
+  CloseState requestReached() {
+    boolean serverChose = reason != null && switch (reason) {
+      case CLIENT_CLOSED, UNEXPECTED_EOF, PROTOCOL_ERROR, FRAME_TIMEOUT -> false;
+      default -> true;
+    };
+    return serverChose && !requestLost ? new CloseState(stage, reason, true, ending) : this;
   }
 
   /** The answers are written: the socket is told to close. */
   CloseState closeAsked() {
-    return new CloseState(stage.idle() ? Stage.CLOSING_IDLE : Stage.CLOSING, reason, ending);
+    return new CloseState(stage.idle() ? Stage.CLOSING_IDLE : Stage.CLOSING, reason, requestLost, ending);
   }
 
   /** Closed at once. */
   CloseState cut() {
     Stage next = stage == Stage.CUT_AT_DEADLINE ? stage : stage.idle() ? Stage.CUT_IDLE : Stage.CUT;
-    return new CloseState(next, reason, ending);
+    return new CloseState(next, reason, requestLost, ending);
   }
 
   /** Shutdown's deadline closed it at once before everything it owed was delivered. */
   CloseState cutAtDeadline() {
-    return new CloseState(Stage.CUT_AT_DEADLINE, reason, ending);
+    return new CloseState(Stage.CUT_AT_DEADLINE, reason, requestLost, ending);
   }
 
   /** The socket has closed; {@code undelivered}: answers or responses were lost. */
   CloseState ended(boolean undelivered) {
-    Ending how = stage == Stage.CUT_AT_DEADLINE || undelivered ? Ending.CUT : stage.idle() ? Ending.CLOSED_IDLE : Ending.DRAINED;
-    return new CloseState(stage, reason, how);
+    Ending how = stage == Stage.CUT_AT_DEADLINE || undelivered ? Ending.CUT : requestLost ? Ending.REQUEST_DISCARDED
+      : stage.idle() ? Ending.CLOSED_IDLE : Ending.DRAINED;
+    return new CloseState(stage, reason, requestLost, how);
+  }
+
+  /** What the client lost, once the socket has closed: one entry per cause, for the meter. */
+  List<RequestLoss> losses() {
+    if (ending == Ending.CUT) {
+      return requestLost ? List.of(RequestLoss.CUT, RequestLoss.AFTER_CLOSE) : List.of(RequestLoss.CUT);
+    }
+    return requestLost ? List.of(RequestLoss.AFTER_CLOSE) : List.of();
   }
 }

@@ -34,8 +34,11 @@ import java.util.concurrent.Executor;
  */
 public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
 
-  /** How long a connection that gave its slot to a newcomer lingers at most: until it closes it is beyond the limit. */
-  private static final long GAVE_WAY_LINGER_MS = 1000;
+  /**
+   * How long a connection that owes nothing (it gave way, or shutdown found it idle) lingers at most: it is beyond the
+   * limit and holds the stop; what its client sent across the FIN is read and counted, not answered by a reset.
+   */
+  static final long IDLE_LINGER_MS = 1000;
 
   final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
@@ -62,9 +65,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private Throwable ioError;
   /** The client shut down its sending side (or closed): answer what it sent, then close. */
   private boolean inputEnded;
-  /** A byte has arrived (the client has begun its first request); a whole request has. */
+  /** A byte has arrived: the client has begun its first request. */
   private boolean receivedBytes;
-  private boolean receivedRequest;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
@@ -116,6 +118,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void bytes(ByteBuf bytes) {
     if (close.decided()) {
       // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
+      if (bytes.isReadable()) {
+        close = close.requestReached();
+      }
       bytes.release();
       return;
     }
@@ -152,8 +157,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (cutoffs.awaitingFirstRequest() && receivedRequest && !underWay) {
-      // The first request(s) after shutdown began have arrived whole: answer them, then close.
+    if (cutoffs.shutdownWaitOver(completed, underWay)) {
       closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
       return;
     }
@@ -183,9 +187,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     cutoffs.shutdownRequested();
   }
 
-  /** Shutdown: owing nothing, at once; owing answers, after them (the drain). */
-  void closeForShutdown() {
-    if (owesNothing()) {
+  /** Shutdown: {@code owingNothing}, at once; owing answers, after them (the drain). */
+  void closeForShutdown(boolean owingNothing) {
+    if (owingNothing) {
       close = close.decideIdle();
     }
     closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
@@ -199,7 +203,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     int held = frame.readableBytes();
     framesSinceSettled++;
     log.frameComplete(frame);
-    receivedRequest = true;
     timers.requestArrived();
     long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
     if (responses.request(frame, held, receivedNanos)) {
@@ -297,7 +300,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (!close.decided()) {
       log.wantClose(reason, true);
     }
-    close = close.decide(reason);
+    // A frame half-read (or held unanswered) is discarded: lost, if the server chose to close.
+    close = parser.atFrameBoundary() ? close.decide(reason) : close.decide(reason).requestReached();
     reading.stopForGood();
     order.remove(place);
     // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
@@ -314,11 +318,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       if (socket.pendingWriteBytes() != 0) {
         timers.writeWaiting();
       }
+      long lingerMs = options.getLingerTimeoutMs();
       if (close.stage().idle()) {
-        socket.closeOwingNothing();
+        socket.closeOwingNothing(Math.min(lingerMs, IDLE_LINGER_MS));
       } else {
-        socket.closeLingering(close.reason() == CloseReason.IDLE_EVICTED
-          ? Math.min(options.getLingerTimeoutMs(), GAVE_WAY_LINGER_MS) : options.getLingerTimeoutMs());
+        socket.closeLingering(close.reason() == CloseReason.IDLE_EVICTED ? Math.min(lingerMs, IDLE_LINGER_MS) : lingerMs);
       }
     }
   }
@@ -331,6 +335,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** Cuts a connection shutdown could not drain in time: only a cut before its FIN loses what it owed. */
   public void cut() {
+    if (cutoffs.shutdownDeadline()) {
+      return;
+    }
     boolean undelivered = !socket.lingering();
     close = close.decide(CloseReason.SERVER_SHUTDOWN);
     log.wantClose(close.reason(), false);
@@ -346,6 +353,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
     boolean dropped = responses.drop();
     close = close.ended(writer.lost() || dropped);
+    close.losses().forEach(metrics::requestLost);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
     order.remove(place);
@@ -393,7 +401,12 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return close.ending() == CloseState.Ending.CUT;
   }
 
-  /** True when shutdown closed it at once because it owed nothing (and nothing was cut). */
+  /** True when a request reached it after the server had chosen to close it, discarded unanswered (and nothing was cut). */
+  public boolean lostARequest() {
+    return close.ending() == CloseState.Ending.REQUEST_DISCARDED;
+  }
+
+  /** True when shutdown closed it at once because it owed nothing (and nothing was cut or lost). */
   public boolean closedIdle() {
     return close.ending() == null ? close.stage().idle() : close.ending() == CloseState.Ending.CLOSED_IDLE;
   }

@@ -61,10 +61,11 @@ public interface ConnectionSocket {
   void closeLingering(long lingerMs);
 
   /**
-   * For a connection that owes nothing (every response handed to the kernel): a FIN, then what the client had
-   * already sent is read and discarded, and the socket closes without waiting for the client.
+   * For a connection that owes nothing (every response handed to the kernel): a FIN, then what the client sends is
+   * read and discarded until it closes its side or {@code lingerMs} have passed (with 0, once what it had already
+   * sent is read, at the event loop's next turn). What crossed the FIN is seen, not answered by a reset.
    */
-  void closeOwingNothing();
+  void closeOwingNothing(long lingerMs);
 
   /** True once the FIN has gone out after the last response: nothing the connection owed is left. */
   boolean lingering();

@@ -18,9 +18,17 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
    */
   static final long FIRST_REQUEST_GRACE_MS = 500;
 
+  /** What a connection that shutdown found busy reading waits for before it closes. */
+  private enum ShutdownWait {
+    NONE,
+    /** Accepted within {@link #FIRST_REQUEST_GRACE_MS}, nothing read yet: the request(s) it sends, whole. */
+    FIRST_REQUEST,
+    /** A frame under way (half-read, or read and held while reading is paused): that frame, whole. */
+    REQUEST_UNDER_WAY
+  }
+
   private final Connection connection;
-  /** Shutdown has begun and the connection waits, within its first-request grace, for its first request. */
-  private boolean awaitingFirstRequest;
+  private ShutdownWait shutdownWait = ShutdownWait.NONE;
 
   /** The cutoffs of {@code connection}, which they reach through its rooms (one connection's, one event loop). */
   Cutoffs(Connection connection) {
@@ -69,31 +77,58 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   }
 
   /**
-   * Shutdown: the connection closes at once if it owes nothing, after its answers if it owes some; one accepted less
-   * than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent nothing yet first waits that long for its first request,
-   * and is answered.
+   * Shutdown: the connection closes at once if it owes nothing, after its answers if it owes some. Closing while a
+   * request is on its way would lose it, so: one accepted less than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent
+   * nothing yet first waits that long for its first request; one with a frame under way reads it to its end; either
+   * is answered, then closes ({@link #shutdownWaitOver}); {@code frameTimeoutMs} and the shutdown's deadline bound the
+   * wait ({@link #shutdownDeadline}).
    */
   void shutdownRequested() {
-    if (closing() || awaitingFirstRequest) {
+    if (closing() || shutdownWait != ShutdownWait.NONE) {
       return;
     }
     if (!connection.receivedBytes() && connection.timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS, connection.place.joinedNanos)) {
-      awaitingFirstRequest = true;
-      return;
+      shutdownWait = ShutdownWait.FIRST_REQUEST;
+    } else if (!connection.parser.atFrameBoundary()) {
+      shutdownWait = ShutdownWait.REQUEST_UNDER_WAY;
+    } else {
+      connection.closeForShutdown(connection.owesNothing());
     }
-    connection.closeForShutdown();
   }
 
-  boolean awaitingFirstRequest() {
-    return awaitingFirstRequest;
+  /**
+   * After a read (or frames held while paused handed over) that {@code completed} frames, with a frame {@code
+   * underWay} after them or not: true once what shutdown waited for has arrived, and the connection closes. The
+   * first requests close it once nothing is under way (every frame a client sent together is answered); a frame under
+   * way, once it is whole (a frame begun after it is counted as lost, so a client that keeps pipelining cannot hold
+   * the stop).
+   */
+  boolean shutdownWaitOver(boolean completed, boolean underWay) {
+    return switch (shutdownWait) {
+      case NONE -> false;
+      case FIRST_REQUEST -> completed && !underWay;
+      case REQUEST_UNDER_WAY -> completed;
+    };
   }
 
-  /** A request under way finishes first: the connection closes once it is whole (frameTimeoutMs bounds the wait). */
   @Override
   public void firstRequestGraceOver() {
     if (!closing() && !connection.receivedBytes()) {
-      connection.closeForShutdown();
+      connection.closeForShutdown(connection.owesNothing());
     }
+  }
+
+  /**
+   * Shutdown's deadline, before its cut: a connection still waiting for a request under way, owing nothing else,
+   * closes owing nothing, and that request is counted as lost, not as a cut. True if it did.
+   */
+  boolean shutdownDeadline() {
+    if (shutdownWait == ShutdownWait.NONE || closing() || connection.responses.awaiting()
+      || connection.socket.pendingWriteBytes() != 0) {
+      return false;
+    }
+    connection.closeForShutdown(true);
+    return true;
   }
 
   @Override

@@ -25,6 +25,7 @@ import io.vertx.core.net.SocketAddress;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 
 /**
@@ -75,6 +76,14 @@ public final class ChannelSocket implements ConnectionSocket {
    * on): {@code writeQueueMaxSize} bytes queued make it unwritable; half of it, writable again.
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
+    return accepted(socket, context, writeQueueMaxSize, Runnable::run);
+  }
+
+  /**
+   * As {@link #accepted(NetSocket, Context, int)}; Vert.x's shutdown of the socket reaches its connection through
+   * {@code shutdownPacing}, which runs it now or in a later turn of the event loop.
+   */
+  public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing) {
     return new AcceptedSocket() {
       @Override
       public SocketAddress remoteAddress() {
@@ -83,7 +92,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
       @Override
       public ConnectionSocket attach(Events events, IntSupplier readCap) {
-        ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events);
+        ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events, shutdownPacing);
         attached.readsCappedBy(readCap);
         return attached;
       }
@@ -96,7 +105,7 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /** Wires {@code socket}'s events to {@code events}; once, on the socket's event loop. */
-  static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events) {
+  static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events, Consumer<Runnable> shutdownPacing) {
     ChannelSocket attached = new ChannelSocket(socket);
     attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
     // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it. Netty's own
@@ -110,7 +119,7 @@ public final class ChannelSocket implements ConnectionSocket {
     attached.channel.pipeline().addBefore("handler", WATCH, attached.new Watch(context, events));
     socket.drainHandler(v -> events.writable());
     socket.closeHandler(v -> events.closed());
-    socket.shutdownHandler(VertxLine.anyArgument(events::shutdownRequested));
+    socket.shutdownHandler(VertxLine.anyArgument(() -> shutdownPacing.accept(events::shutdownRequested)));
     socket.exceptionHandler(events::failed);
     VertxLine.FOUND.readNettyBuffers(attached.internal, bytes -> {
       attached.allowHalfClosure(true);
@@ -226,7 +235,7 @@ public final class ChannelSocket implements ConnectionSocket {
       @Override
       public void closed() {
       }
-    }).closeLingering(lingerMs);
+    }, Runnable::run).closeLingering(lingerMs);
   }
 
   @Override
@@ -283,13 +292,12 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * As {@link #closeLingering}, but the socket closes on the event loop's next turn after the FIN: what the client
-   * had already sent is read (and discarded) in that turn, so the close sends no reset, and an idle client that
-   * keeps its socket open does not hold the server's stop.
+   * As {@link #closeLingering}; with {@code lingerMs} 0 the socket closes on the event loop's next turn after the
+   * FIN, what the client had already sent read (and discarded) in that turn, so the close sends no reset.
    */
   @Override
-  public void closeOwingNothing() {
-    finThenLinger(0, true);
+  public void closeOwingNothing(long lingerMs) {
+    finThenLinger(lingerMs, true);
   }
 
   private void finThenLinger(long lingerMs, boolean afterFin) {

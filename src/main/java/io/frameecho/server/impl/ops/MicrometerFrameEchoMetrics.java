@@ -5,6 +5,7 @@ import io.frameecho.server.EventBusFailure;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
+import io.frameecho.server.RequestLoss;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -39,6 +40,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   private final Map<Rejection, Counter> rejected = new EnumMap<>(Rejection.class);
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
   private final Map<HandshakeFailure, Counter> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
+  private final Map<RequestLoss, Counter> lost = new EnumMap<>(RequestLoss.class);
   private final AtomicInteger paused = new AtomicInteger();
   private final Map<EventBusFailure, Counter> eventBusFailed = new EnumMap<>(EventBusFailure.class);
   private final Counter eventBusResent;
@@ -94,6 +96,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
     Gauge.builder("frame.echo.eventbus.consumer", eventBusConsumer, AtomicInteger::get).tags(tags)
       .description("1 while the event-bus address has a consumer, 0 when none was found, -1 before the first look")
       .register(registry);
+    for (RequestLoss how : RequestLoss.values()) {
+      lost.put(how, Counter.builder("frame.echo.connections.requests.lost").tags(tags).tag("cause", how.tag())
+        .description("Connections that lost at least one request their client sent, by cause (after_close, cut)").register(registry));
+    }
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get).tags(tags)
       .description("Connections not reading because of back-pressure").register(registry);
     Gauge.builder("frame.echo.connections.budget.waiting", this, m -> m.sum(l -> l.budget().waiting())).tags(tags)
@@ -152,6 +158,11 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   @Override
   public void connectionClosed(CloseReason reason) {
     closed.get(reason).increment();
+  }
+
+  @Override
+  public void requestLost(RequestLoss how) {
+    lost.get(how).increment();
   }
 
   @Override

@@ -1,9 +1,12 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.RequestLoss;
 import io.frameecho.server.impl.connection.CloseState.Ending;
 import io.frameecho.server.impl.connection.CloseState.Stage;
 import org.junit.jupiter.api.Test;
+
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -16,7 +19,7 @@ class CloseStateTest {
   @Test
   void theFirstReasonWins() {
     CloseState state = CloseState.OPEN.decide(CloseReason.IDLE_TIMEOUT).decide(CloseReason.PROTOCOL_ERROR);
-    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IDLE_TIMEOUT, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IDLE_TIMEOUT, false, null), state);
     assertFalse(CloseState.OPEN.decided());
     assertTrue(state.decided());
   }
@@ -45,7 +48,7 @@ class CloseStateTest {
   @Test
   void anIdleCloseStaysIdleUnlessSomethingWasLost() {
     CloseState state = CloseState.OPEN.decideIdle();
-    assertEquals(new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, false, null), state);
     state = state.closeAsked();
     assertEquals(Stage.CLOSING_IDLE, state.stage());
     assertEquals(Ending.CLOSED_IDLE, state.ended(false).ending());
@@ -68,5 +71,28 @@ class CloseStateTest {
     CloseState ended = CloseState.OPEN.decide(CloseReason.CLIENT_CLOSED).ended(false);
     assertFalse(ended.stage().closeAsked());
     assertEquals(Ending.DRAINED, ended.closeAsked().ending(), "asking keeps how it ended");
+  }
+
+  @Test
+  void aRequestReachingAnIdleCloseTheServerChoseIsLost() {
+    CloseState state = CloseState.OPEN.decideIdle().closeAsked();
+    assertEquals(List.of(), state.ended(false).losses(), "nothing reached it: closed idle, nothing lost");
+    state = state.requestReached();
+    assertTrue(state.requestLost());
+    assertEquals(Ending.REQUEST_DISCARDED, state.ended(false).ending(), "no longer closed idle");
+    assertEquals(List.of(RequestLoss.AFTER_CLOSE), state.ended(false).losses());
+    assertEquals(List.of(RequestLoss.CUT, RequestLoss.AFTER_CLOSE), state.ended(true).losses(), "each cause once");
+  }
+
+  @Test
+  void whatFollowsACloseTheClientCausedIsNotLost() {
+    for (CloseReason reason : List.of(CloseReason.CLIENT_CLOSED, CloseReason.UNEXPECTED_EOF, CloseReason.PROTOCOL_ERROR,
+        CloseReason.FRAME_TIMEOUT)) {
+      CloseState state = CloseState.OPEN.decide(reason).requestReached();
+      assertFalse(state.requestLost(), reason.toString());
+      assertEquals(List.of(), state.ended(false).losses(), reason.toString());
+    }
+    assertFalse(CloseState.OPEN.requestReached().requestLost(), "nothing decided: a request is just a request");
+    assertTrue(CloseState.OPEN.decide(CloseReason.IDLE_EVICTED).requestReached().requestLost(), "gave way: the server chose");
   }
 }

@@ -428,19 +428,21 @@ class ConnectionTest {
     assertLingeringClose(SERVER_SHUTDOWN);
   }
 
+  /** A request read and held while the write queue was full when shutdown began is answered once it drains, then the close. */
   @Test
-  void aClosingConnectionDoesNotReadAgainWhenTheQueueDrains() {
+  void aRequestHeldAtShutdownIsAnsweredWhenTheQueueDrains() {
     echoBehindAFullQueue();
     read(A);
     read(C);
     connection.shutdownRequested();
-    assertEquals(LINGER, socket.lingerMs);
+    assertFalse(closing(), "C waits for the queue, not discarded");
 
     socket.full = false;
     connection.writable();
+    assertArrayEquals(concat(A, C), socket.written().getBytes());
+    assertLingeringClose(SERVER_SHUTDOWN);
     assertFalse(socket.readingOn());
-    assertArrayEquals(A, socket.written().getBytes(), "what was held when the close began is not answered");
-    assertEquals(SERVER_SHUTDOWN, closed());
+    assertEquals(List.of(), metrics.requestsLost());
   }
 
   @Test
@@ -756,8 +758,9 @@ class ConnectionTest {
     read(A, C);
     ticker.advance(GRACE);
     connection.shutdownRequested();
-    assertTrue(socket.closedOwingNothing, "a FIN, then closed at the loop's next turn");
-    assertEquals(-1, socket.lingerMs, "no lingering close");
+    assertTrue(socket.closedOwingNothing, "a FIN, then closed once the client closes its side");
+    assertEquals(Math.min(LINGER, Connection.IDLE_LINGER_MS), socket.owingNothingLingerMs, "a short linger, to see what crossed the FIN");
+    assertEquals(-1, socket.lingerMs, "not the drain's lingering close");
     assertArrayEquals(concat(A, C), socket.written().getBytes());
     assertEquals(SERVER_SHUTDOWN, closed());
     assertTrue(connection.closedIdle());
@@ -824,5 +827,96 @@ class ConnectionTest {
     assertEquals(1, ticker.pending());
     assertEquals(CLIENT_CLOSED, closed());
     assertEquals(0, ticker.pending());
+  }
+
+  /**
+   * A request that reaches an idle connection after shutdown sent its FIN (its client sent it just then) is read and
+   * discarded: counted as lost, and the connection is no longer "closed idle".
+   */
+  @Test
+  void aRequestReadAfterAnIdleClosesFinIsCountedLost() {
+    echo();
+    read(A);
+    ticker.advance(GRACE);
+    connection.shutdownRequested();
+    assertTrue(socket.closedOwingNothing);
+    read(C);
+    assertArrayEquals(A, socket.written().getBytes(), "never answered");
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.lostARequest());
+    assertFalse(connection.closedIdle());
+    assertFalse(connection.wasCut());
+    assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
+  }
+
+  /** An idle close that nothing reached afterwards lost nothing. */
+  @Test
+  void anIdleCloseThatNothingReachedLostNothing() {
+    echo();
+    read(A);
+    ticker.advance(GRACE);
+    connection.shutdownRequested();
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.closedIdle());
+    assertEquals(List.of(), metrics.requestsLost());
+  }
+
+  /** A request under way when shutdown begins is read to its end and answered, then the connection closes. */
+  @Test
+  void aRequestUnderWayAtShutdownIsAnswered() {
+    echo();
+    read(A);
+    ticker.advance(GRACE);
+    read(Arrays.copyOfRange(C, 0, 6));
+    connection.shutdownRequested();
+    assertFalse(closing());
+    read(Arrays.copyOfRange(C, 6, C.length));
+    assertArrayEquals(concat(A, C), socket.written().getBytes());
+    assertLingeringClose(SERVER_SHUTDOWN);
+    assertFalse(connection.lostARequest());
+    assertEquals(List.of(), metrics.requestsLost());
+  }
+
+  /** Shutdown's deadline finds a request still half-read and nothing else owed: that request is lost, not a cut. */
+  @Test
+  void aRequestStillHalfReadAtTheDeadlineIsLostNotCut() {
+    echo();
+    read(A);
+    ticker.advance(GRACE);
+    read(Arrays.copyOfRange(C, 0, 6));
+    connection.shutdownRequested();
+    assertFalse(closing());
+    connection.cut();
+    assertTrue(socket.closedOwingNothing, "a FIN: every answer it owed was delivered");
+    assertFalse(socket.closedNow);
+    assertArrayEquals(A, socket.written().getBytes());
+    assertEquals(SERVER_SHUTDOWN, closed());
+    assertTrue(connection.lostARequest());
+    assertFalse(connection.wasCut());
+    assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
+  }
+
+  /** A frame completed after the one under way at shutdown is discarded and counted: a pipelining client cannot hold the stop. */
+  @Test
+  void aFrameBegunAfterTheOneUnderWayAtShutdownIsLost() {
+    echo();
+    ticker.advance(GRACE);
+    read(Arrays.copyOfRange(C, 0, 6));
+    connection.shutdownRequested();
+    read(concat(Arrays.copyOfRange(C, 6, C.length), Arrays.copyOfRange(A, 0, 3)));
+    assertArrayEquals(C, socket.written().getBytes());
+    assertLingeringClose(SERVER_SHUTDOWN);
+    assertTrue(connection.lostARequest());
+    assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
+  }
+
+  /** A close the client caused (its frame too large) does not count what it sends afterwards as lost. */
+  @Test
+  void whatFollowsAProtocolErrorIsNotCountedLost() {
+    echo();
+    read(new byte[] {(byte) 0xff, (byte) 0xff, 0, 0});
+    read(A);
+    assertEquals(CloseReason.PROTOCOL_ERROR, closed());
+    assertEquals(List.of(), metrics.requestsLost());
   }
 }

@@ -108,12 +108,14 @@ final class FakeSocket implements ConnectionSocket {
     lingering = flushes;
   }
 
-  /** Set by {@link #closeOwingNothing}. */
+  /** Set by {@link #closeOwingNothing}, with how long it lingers. */
   boolean closedOwingNothing;
+  long owingNothingLingerMs = -1;
 
   @Override
-  public void closeOwingNothing() {
+  public void closeOwingNothing(long lingerMs) {
     closedOwingNothing = true;
+    owingNothingLingerMs = lingerMs;
     lingering = flushes;
   }
 

@@ -57,6 +57,8 @@ final class SimClient {
   private final ByteQueue expected = new ByteQueue();
   private long expectedTotal;
   private long received;
+  /** Where the last frame answered whole ends: the first unanswered frame starts here, in what the client sent. */
+  private long answeredEnd;
   /** For each frame not yet answered whole: where its answer ends, and when the client had it to send. */
   private final ArrayDeque<long[]> unanswered = new ArrayDeque<>();
   private long worstWaitNanos;
@@ -273,6 +275,7 @@ final class SimClient {
     received += got.length;
     long now = ticker.nanoTime();
     while (!unanswered.isEmpty() && unanswered.peek()[0] <= received) {
+      answeredEnd = unanswered.peek()[0];
       worstWaitNanos = Math.max(worstWaitNanos, now - unanswered.poll()[1]);
     }
     return " got " + got.length;
@@ -296,6 +299,11 @@ final class SimClient {
   /** Answer bytes owed for the frames made so far and not received yet. */
   long owedBytes() {
     return expected.size();
+  }
+
+  /** A frame the client sent (a byte of it at least taken by the kernel) was never answered whole. */
+  boolean sentUnanswered() {
+    return framesMadeBytes - toSend.size() > answeredEnd;
   }
 
   /** The client itself ended the connection: its FIN, or its reset. */

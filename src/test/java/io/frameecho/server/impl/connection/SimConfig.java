@@ -12,10 +12,12 @@ import java.util.Random;
 record SimConfig(long seed, int connections, int steps, int loops, int maxFrameSize, long maxBufferedBytes,
                  long budgetGraceMs, long frameTimeoutMs, long writeStallTimeoutMs, int writeQueueMaxSize,
                  long lingerTimeoutMs, int kernelBufferBytes, boolean tls, boolean application, int maxInFlight,
-                 int maxTickMs, boolean tcpInfo) {
+                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent) {
 
   /** At most how long the application handler takes to answer (a ticker delay). */
   static final int APPLICATION_DELAY_MS = 50;
+  /** After shutdown began, how long until what is still open is cut: the server's {@code shutdownTimeoutMs}. */
+  static final long SHUTDOWN_TIMEOUT_MS = 10_000;
   /** TLS delivers whole records of at most this many bytes. */
   static final int TLS_RECORD = 16 * 1024;
 
@@ -45,8 +47,10 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       maxFrameSize *= 4;
       limit *= 4;
     }
+    // Half the runs shut down (as a server stops) at a point of the run; drawn last, so the other draws stay as they were.
+    int shutdownAtPercent = r.nextBoolean() ? 20 + r.nextInt(71) : -1;
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
-      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo);
+      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent);
   }
 
   FrameEchoOptions options() {
@@ -72,6 +76,7 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       + " frameTimeoutMs=" + frameTimeoutMs + " writeStallTimeoutMs=" + writeStallTimeoutMs
       + " writeQueueMaxSize=" + writeQueueMaxSize + " lingerTimeoutMs=" + lingerTimeoutMs
       + " kernelBufferBytes=" + kernelBufferBytes + " tls=" + tls + " handler=" + (application ? "application" : "echo")
-      + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo;
+      + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo
+      + " shutdownAtPercent=" + shutdownAtPercent;
   }
 }

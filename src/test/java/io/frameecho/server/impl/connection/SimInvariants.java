@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.RequestLoss;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
@@ -16,6 +17,7 @@ final class SimInvariants {
   static final String ONE_CLOSE = "(d) one close reason per connection, counted once";
   static final String RELEASED = "(e) everything released once the clients leave";
   static final String CLOCKS = "(f) no connection outlives its timeouts";
+  static final String LOSS_COUNTED = "(g) a request the server closed on is counted lost, and only then";
 
   private SimInvariants() {
   }
@@ -62,7 +64,11 @@ final class SimInvariants {
    * (c) The server never closes a well-behaved client's connection: only the client's own FIN ends it, and only once
    * every answer it is owed has reached it.
    */
-  static void wellBehavedNotClosedByServer(SimClient client, CloseReason reason) {
+  static void wellBehavedNotClosedByServer(SimClient client, CloseReason reason, boolean shutDown) {
+    if (shutDown && reason == CloseReason.SERVER_SHUTDOWN) {
+      // Shutdown closes every connection: what it cost the client is (g)'s to check.
+      return;
+    }
     if (client.wellBehaved() && (reason != CloseReason.CLIENT_CLOSED || !client.leftOnItsOwn())) {
       throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
         + ") was closed by the server: " + reason);
@@ -70,6 +76,27 @@ final class SimInvariants {
     if (client.wellBehaved() && client.owedBytes() != 0) {
       throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
         + ") was closed with " + client.owedBytes() + " answer byte(s) it is owed not delivered");
+    }
+  }
+
+  /**
+   * (g) When the server ended a connection for a reason of its own (not the client's end, reset, oversized frame or
+   * slowness) and the client saw a clean end (no reset: the server had read every byte it sent), a request the client
+   * sent and never had answered whole is counted lost on that connection ({@code losses}, what it reported as it
+   * closed); and it reports a request lost after its close only if the client has one.
+   */
+  static void lossCounted(SimClient client, CloseReason reason, List<RequestLoss> losses) {
+    boolean clientCaused = switch (reason) {
+      case CLIENT_CLOSED, UNEXPECTED_EOF, PROTOCOL_ERROR, FRAME_TIMEOUT, IO_ERROR -> true;
+      default -> false;
+    };
+    if (!clientCaused && !client.socket.resetAtClose() && client.sentUnanswered() && losses.isEmpty()) {
+      throw new SimulationFailure(LOSS_COUNTED, "client " + client.slot + " (" + client.behaviour + ", connection "
+        + client.socket.id + ") saw a clean end (" + reason + ") with a request it sent unanswered, and nothing was counted lost");
+    }
+    if (losses.contains(RequestLoss.AFTER_CLOSE) && !client.sentUnanswered()) {
+      throw new SimulationFailure(LOSS_COUNTED, "connection " + client.socket.id + " (" + client.behaviour + ", "
+        + reason + ") counted a request lost after its close, but its client had every request answered");
     }
   }
 

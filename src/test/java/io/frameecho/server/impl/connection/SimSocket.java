@@ -73,6 +73,8 @@ final class SimSocket implements ConnectionSocket {
   /** The FIN went out after the last response: the close lingers. */
   private boolean finSent;
   private boolean closedNow;
+  /** Bytes the client sent were unread when the socket closed: the kernel answers with a reset, which the client sees. */
+  private boolean resetAtClose;
   private boolean closedDelivered;
   private long lingerTimer = -1;
 
@@ -146,8 +148,8 @@ final class SimSocket implements ConnectionSocket {
   }
 
   @Override
-  public void closeOwingNothing() {
-    finThenLinger(0, true);
+  public void closeOwingNothing(long lingerMs) {
+    finThenLinger(lingerMs, true);
   }
 
   /** As the channel: once every queued response is written, a FIN; then reads (discarded) until the client's FIN or the linger ends. */
@@ -163,7 +165,7 @@ final class SimSocket implements ConnectionSocket {
       }
       finSent = true;
       reading(true);
-      if (afterFin) {
+      if (afterFin && lingerMs == 0) {
         loopTasks.execute(this::closeNow);
       } else {
         lingerTimer = ticker.schedule(lingerMs, () -> {
@@ -186,6 +188,7 @@ final class SimSocket implements ConnectionSocket {
       return;
     }
     closedNow = true;
+    resetAtClose = kernelIn.size() > 0;
     if (lingerTimer >= 0) {
       ticker.cancel(lingerTimer);
       lingerTimer = -1;
@@ -247,6 +250,10 @@ final class SimSocket implements ConnectionSocket {
     }
     if (clientFin && !inputShutdown) {
       if (finSent) {
+        if (config.tls()) {
+          // The client's close_notify before its FIN: a read the TLS layer hands over with no application byte.
+          connection.bytes(reads.read(new byte[0]));
+        }
         inputShutdown = true;
         closeNow();
         return "client FIN ends the linger";
@@ -396,6 +403,15 @@ final class SimSocket implements ConnectionSocket {
 
   boolean closedDelivered() {
     return closedDelivered;
+  }
+
+  /** The client saw the server's close as a reset: it had sent bytes the server never read. */
+  boolean resetAtClose() {
+    return resetAtClose;
+  }
+
+  Connection connection() {
+    return connection;
   }
 
   // ==== what the invariants look at ====

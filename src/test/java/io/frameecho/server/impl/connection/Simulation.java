@@ -4,6 +4,7 @@ import io.frameecho.server.CloseReason;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
+import io.frameecho.server.RequestLoss;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
@@ -61,6 +62,12 @@ final class Simulation {
   private long worstWaitMs;
   /** A failed run is being closed down: what its connections do now is not checked. */
   private boolean tearingDown;
+  /** The step at which the server shuts down (-1: it does not); once it has, nothing is accepted. */
+  private final long shutdownStep;
+  private boolean shutDown;
+  private long shutdownDeadline = -1;
+  /** Request losses the metrics had reported when the last connection closed: the rest are the next one's. */
+  private int lossesSeen;
 
   private final String[] trace = new String[TRACE_LINES];
   private long lines;
@@ -76,6 +83,7 @@ final class Simulation {
       orders.add(new ActivityOrder(ticker, 60_000));
     }
     budget = new BufferBudget(config.maxBufferedBytes(), config.maxFrameSize(), config.budgetGraceMs(), ticker);
+    shutdownStep = config.shutdownAtPercent() < 0 ? -1 : (long) config.steps() * config.shutdownAtPercent() / 100;
   }
 
   static Result run(SimConfig config) {
@@ -89,6 +97,9 @@ final class Simulation {
         open(slot);
       }
       for (step = 0; step < config.steps(); step++) {
+        if (step == shutdownStep) {
+          shutdown();
+        }
         step();
         checkEveryStep();
       }
@@ -163,11 +174,43 @@ final class Simulation {
     if (tearingDown) {
       return;
     }
+    List<RequestLoss> losses = metrics.requestsLost();
+    List<RequestLoss> its = losses.subList(lossesSeen, losses.size());
+    lossesSeen = losses.size();
     SimInvariants.oneCloseReasonEach(client, calls, metrics, handlersRun);
-    SimInvariants.wellBehavedNotClosedByServer(client, reason);
-    if (!leaving && random.nextInt(100) < COME_BACK_PERCENT) {
+    SimInvariants.wellBehavedNotClosedByServer(client, reason, shutDown);
+    SimInvariants.lossCounted(client, reason, its);
+    if (shutDown && live.isEmpty() && shutdownDeadline >= 0) {
+      ticker.cancel(shutdownDeadline);
+      shutdownDeadline = -1;
+    }
+    if (!leaving && !shutDown && random.nextInt(100) < COME_BACK_PERCENT) {
       comingBack.add(client.slot);
     }
+  }
+
+  /**
+   * The server shuts down as {@code FrameEchoServerImpl} does: each open connection is told on its loop (a task, so
+   * it meets reads and answers in any order, as the pacer's batches do); after {@link SimConfig#SHUTDOWN_TIMEOUT_MS}
+   * what is still open is cut. Nothing is accepted after.
+   */
+  private void shutdown() {
+    shutDown = true;
+    trace("the server shuts down");
+    for (SimClient client : live) {
+      loops.executor(client.socket.loop).execute(() -> client.socket.connection().shutdownRequested());
+    }
+    shutdownDeadline = ticker.schedule(SimConfig.SHUTDOWN_TIMEOUT_MS, () -> {
+      shutdownDeadline = -1;
+      trace("shutdown's deadline");
+      for (SimClient client : new ArrayList<>(live)) {
+        loops.executor(client.socket.loop).execute(() -> {
+          if (!client.socket.closedDelivered()) {
+            client.socket.connection().cut();
+          }
+        });
+      }
+    });
   }
 
   // ---- the scheduler ----

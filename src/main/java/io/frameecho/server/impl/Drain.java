@@ -1,5 +1,7 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.impl.connection.Ending;
+
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 
@@ -19,7 +21,6 @@ import java.util.function.Consumer;
 final class Drain<C> {
 
   /** How a connection ended. */
-  enum Ending { DRAINED, CLOSED_IDLE, LOST_REQUEST, CUT }
 
   private final Set<C> open = new HashSet<>();
   private final Consumer<C> cut;
@@ -46,7 +47,7 @@ final class Drain<C> {
       switch (how) {
         case CUT -> cutCount++;
         case CLOSED_IDLE -> closedIdle++;
-        case LOST_REQUEST -> lostRequest++;
+        case REQUEST_DISCARDED -> lostRequest++;
         case DRAINED -> drained++;
       }
       completeIfEmpty();

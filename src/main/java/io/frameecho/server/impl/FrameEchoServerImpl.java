@@ -265,13 +265,8 @@ public final class FrameEchoServerImpl {
     AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
-        if (closed.gaveWay()) {
-          limits.releaseAddress(ip);
-        } else {
-          limits.release(ip);
-        }
-        drain.closed(closed, closed.wasCut() ? Drain.Ending.CUT : closed.lostARequest() ? Drain.Ending.LOST_REQUEST
-          : closed.closedIdle() ? Drain.Ending.CLOSED_IDLE : Drain.Ending.DRAINED);
+        limits.release(ip, closed.gaveWay());
+        drain.closed(closed, closed.ending());
       });
     drain.opened(connection);
     if (shutdown != null) {

@@ -1,5 +1,7 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.impl.connection.Ending;
+
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -18,7 +20,7 @@ class DrainTest {
   @Test
   void endingsBeforeShutdownAreNotCounted() {
     drain.opened("a");
-    drain.closed("a", Drain.Ending.CUT);
+    drain.closed("a", Ending.CUT);
     drain.begin();
     drain.completeIfEmpty();
     assertTrue(drain.allClosed().isComplete());
@@ -32,12 +34,12 @@ class DrainTest {
     drain.opened("c");
     drain.begin();
     drain.completeIfEmpty();
-    drain.closed("a", Drain.Ending.DRAINED);
-    drain.closed("b", Drain.Ending.CLOSED_IDLE);
+    drain.closed("a", Ending.DRAINED);
+    drain.closed("b", Ending.CLOSED_IDLE);
     assertFalse(drain.allClosed().isComplete());
     drain.opened("d");
-    drain.closed("d", Drain.Ending.LOST_REQUEST);
-    drain.closed("c", Drain.Ending.CUT);
+    drain.closed("d", Ending.REQUEST_DISCARDED);
+    drain.closed("c", Ending.CUT);
     assertTrue(drain.allClosed().isComplete());
     assertEquals("1 connection(s) drained, 1 closed idle, 1 lost a request, 1 cut", drain.summary());
   }
@@ -46,7 +48,7 @@ class DrainTest {
   void theDeadlineCutsWhatIsStillOpen() {
     drain.opened("a");
     drain.opened("b");
-    drain.closed("a", Drain.Ending.DRAINED);
+    drain.closed("a", Ending.DRAINED);
     drain.begin();
     drain.cutAll();
     assertEquals(List.of("b"), cut);

@@ -43,7 +43,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
   final ConnectionLog log;
-  private final Cutoffs cutoffs;
+  final Cutoffs cutoffs;
   private final Handler<Connection> closedHandler;
   final Reading reading = new Reading();
   private final ActivityOrder order;
@@ -267,10 +267,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   // ---- for the cutoffs ----
 
-  Cutoffs cutoffs() {
-    return cutoffs;
-  }
-
   CloseState closeState() {
     return close;
   }
@@ -396,18 +392,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return close.reason() == CloseReason.IDLE_EVICTED;
   }
 
-  /** True when the connection ended with answers or responses it could not deliver. */
-  public boolean wasCut() {
-    return close.ending() == CloseState.Ending.CUT;
-  }
-
-  /** True when a request reached it after the server had chosen to close it, discarded unanswered (and nothing was cut). */
-  public boolean lostARequest() {
-    return close.ending() == CloseState.Ending.REQUEST_DISCARDED;
-  }
-
-  /** True when shutdown closed it at once because it owed nothing (and nothing was cut or lost). */
-  public boolean closedIdle() {
-    return close.ending() == null ? close.stage().idle() : close.ending() == CloseState.Ending.CLOSED_IDLE;
+  /** How it ended (cut, a request discarded, closed idle or drained); null while it has not. */
+  public Ending ending() {
+    return close.ending();
   }
 }

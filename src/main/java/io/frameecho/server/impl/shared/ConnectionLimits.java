@@ -166,12 +166,18 @@ public final class ConnectionLimits implements Shareable {
   }
 
   public void release(String ip) {
-    open.decrementAndGet();
+    release(ip, false);
+  }
+
+  /** A connection closed: its slot is released, unless it {@code gaveWay} (the slot went to the newcomer); its address's count always. */
+  public void release(String ip, boolean gaveWay) {
+    if (!gaveWay) {
+      open.decrementAndGet();
+    }
     releaseAddress(ip);
   }
 
-  /** A connection that gave its slot to a newcomer closed: only its address's count is released. */
-  public void releaseAddress(String ip) {
+  private void releaseAddress(String ip) {
     if (maxConnectionsPerIp > 0 && ip != null) {
       openPerIp.computeIfPresent(ip, (k, n) -> n == 1 ? null : n - 1);
     }

@@ -2,7 +2,7 @@ package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.RequestLoss;
-import io.frameecho.server.impl.connection.CloseState.Ending;
+import io.frameecho.server.impl.connection.Ending;
 import io.frameecho.server.impl.connection.CloseState.Stage;
 import org.junit.jupiter.api.Test;
 

@@ -40,6 +40,7 @@ import static io.frameecho.server.impl.connection.Wire.frame;
 import static io.frameecho.server.impl.connection.Wire.header;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -176,7 +177,7 @@ class ConnectionTest {
     assertArrayEquals(concat(A, B, C), socket.writes.get(0));
     assertTrue(socket.readingOn());
     assertEquals(CLIENT_CLOSED, closed());
-    assertFalse(connection.wasCut());
+    assertNotEquals(Ending.CUT, connection.ending());
   }
 
   @Test
@@ -389,7 +390,7 @@ class ConnectionTest {
     pending();
     read(A, C);
     assertEquals(CLIENT_CLOSED, closed());
-    assertTrue(connection.wasCut());
+    assertEquals(Ending.CUT, connection.ending());
 
     assertEquals(0, socket.writes.size(), "the failure of an answer after the close is nobody's");
   }
@@ -401,7 +402,7 @@ class ConnectionTest {
     read(A);
     socket.completeWrites(false);
     assertEquals(CLIENT_CLOSED, closed());
-    assertTrue(connection.wasCut());
+    assertEquals(Ending.CUT, connection.ending());
   }
 
   /** Connection.closeAfterAnswers: "what the parser holds is released now, not when a lingering close ends". */
@@ -452,7 +453,7 @@ class ConnectionTest {
     assertTrue(socket.closedNow);
     assertEquals(-1, socket.lingerMs);
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.wasCut());
+    assertEquals(Ending.CUT, connection.ending());
   }
 
   // ---- giving way to a newcomer ----
@@ -656,7 +657,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.cutoffs().evictIfNotReading(1000, 3, 2000, 1000);
+    connection.cutoffs.evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */
@@ -763,8 +764,8 @@ class ConnectionTest {
     assertEquals(-1, socket.lingerMs, "not the drain's lingering close");
     assertArrayEquals(concat(A, C), socket.written().getBytes());
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.closedIdle());
-    assertFalse(connection.wasCut());
+    assertEquals(Ending.CLOSED_IDLE, connection.ending());
+    assertNotEquals(Ending.CUT, connection.ending());
   }
 
   /** Owing an answer, it drains: the answer, then the lingering close (not counted as idle). */
@@ -775,7 +776,7 @@ class ConnectionTest {
     answers.get(0).complete(Buffer.buffer("last"));
     assertFalse(socket.closedOwingNothing);
     assertLingeringClose(SERVER_SHUTDOWN);
-    assertFalse(connection.closedIdle());
+    assertNotEquals(Ending.CLOSED_IDLE, connection.ending());
   }
 
   /** Accepted moments before shutdown, before its bytes arrived: they are answered, then it closes. */
@@ -789,8 +790,8 @@ class ConnectionTest {
     read(A, B, C);
     assertArrayEquals(concat(A, B, C), socket.written().getBytes(), "the pipelined requests of its first write are answered");
     assertLingeringClose(SERVER_SHUTDOWN);
-    assertFalse(connection.wasCut());
-    assertFalse(connection.closedIdle());
+    assertNotEquals(Ending.CUT, connection.ending());
+    assertNotEquals(Ending.CLOSED_IDLE, connection.ending());
     assertEquals(0, ticker.pending(), "the grace's clock is gone");
   }
 
@@ -816,7 +817,7 @@ class ConnectionTest {
     assertOpenUntil(GRACE - 100);
     assertTrue(socket.closedOwingNothing);
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.closedIdle());
+    assertEquals(Ending.CLOSED_IDLE, connection.ending());
   }
 
   /** Closed during its grace, the connection leaves no clock behind. */
@@ -843,9 +844,9 @@ class ConnectionTest {
     read(C);
     assertArrayEquals(A, socket.written().getBytes(), "never answered");
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.lostARequest());
-    assertFalse(connection.closedIdle());
-    assertFalse(connection.wasCut());
+    assertEquals(Ending.REQUEST_DISCARDED, connection.ending());
+    assertNotEquals(Ending.CLOSED_IDLE, connection.ending());
+    assertNotEquals(Ending.CUT, connection.ending());
     assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
   }
 
@@ -857,7 +858,7 @@ class ConnectionTest {
     ticker.advance(GRACE);
     connection.shutdownRequested();
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.closedIdle());
+    assertEquals(Ending.CLOSED_IDLE, connection.ending());
     assertEquals(List.of(), metrics.requestsLost());
   }
 
@@ -873,7 +874,7 @@ class ConnectionTest {
     read(Arrays.copyOfRange(C, 6, C.length));
     assertArrayEquals(concat(A, C), socket.written().getBytes());
     assertLingeringClose(SERVER_SHUTDOWN);
-    assertFalse(connection.lostARequest());
+    assertNotEquals(Ending.REQUEST_DISCARDED, connection.ending());
     assertEquals(List.of(), metrics.requestsLost());
   }
 
@@ -891,8 +892,8 @@ class ConnectionTest {
     assertFalse(socket.closedNow);
     assertArrayEquals(A, socket.written().getBytes());
     assertEquals(SERVER_SHUTDOWN, closed());
-    assertTrue(connection.lostARequest());
-    assertFalse(connection.wasCut());
+    assertEquals(Ending.REQUEST_DISCARDED, connection.ending());
+    assertNotEquals(Ending.CUT, connection.ending());
     assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
   }
 
@@ -906,7 +907,7 @@ class ConnectionTest {
     read(concat(Arrays.copyOfRange(C, 6, C.length), Arrays.copyOfRange(A, 0, 3)));
     assertArrayEquals(C, socket.written().getBytes());
     assertLingeringClose(SERVER_SHUTDOWN);
-    assertTrue(connection.lostARequest());
+    assertEquals(Ending.REQUEST_DISCARDED, connection.ending());
     assertEquals(List.of(io.frameecho.server.RequestLoss.AFTER_CLOSE), metrics.requestsLost());
   }
 

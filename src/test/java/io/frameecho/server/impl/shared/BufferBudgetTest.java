@@ -28,7 +28,7 @@ class BufferBudgetTest {
   private final ArrayDeque<Runnable> loop = new ArrayDeque<>();
   /** What the connections were told, in order: "name admitted", "name evicted heldBytes", "name asked". */
   private final List<String> events = new ArrayList<>();
-  private final BufferBudget budget = new BufferBudget(LIMIT, MAX_FRAME, GRACE_MS, ticker);
+  private final BufferBudget budget = new BufferBudget(LIMIT, GRACE_MS, ticker);
 
   /** Runs the event loop, then returns and forgets what the connections were told. */
   private List<String> told() {

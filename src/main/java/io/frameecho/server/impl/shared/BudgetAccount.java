@@ -53,8 +53,10 @@ public final class BudgetAccount {
   private volatile long markNanos;
   private volatile boolean pausedByServer;
 
-  // Under the budget's lock: its place in the queue, what it asked, what it holds while waiting, when last asked.
-  long ticket;
+  /** Its place in the queue, kept until its frame ends: one that asked for a small read and then its rest stays put. */
+  long place;
+  // Under the budget's lock: waiting in the queue, what it asked, what it holds while waiting, when last asked.
+  boolean queued;
   long need;
   long heldWaiting;
   private long askedNanos = Long.MIN_VALUE / 2;
@@ -91,6 +93,9 @@ public final class BudgetAccount {
     }
     if (admission == Admission.FRAME && frameCompleted) {
       endAdmission();
+    }
+    if (frameCompleted || frameSizeNow == 0) {
+      place = 0;
     }
     buffered = bufferedNow;
     holdSetAside(admission == Admission.FRAME ? 0 : setAsideNow);

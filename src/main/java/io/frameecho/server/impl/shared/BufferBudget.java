@@ -114,10 +114,11 @@ public final class BufferBudget {
         reserve(need);
         return true;
       }
-      account.ticket = ++tickets;
+      account.place = account.place != 0 ? account.place : ++tickets;
+      account.queued = true;
       account.need = need;
       account.heldWaiting = held;
-      queue.put(account.ticket, account);
+      queue.put(account.place, account);
       heldByWaiters += held;
       waiting = queue.size();
       if (!checking) {
@@ -130,16 +131,16 @@ public final class BufferBudget {
 
   /** {@code account} closes while waiting: it leaves the queue (a grant on its way to it is handed back by its loop). */
   synchronized void leave(BudgetAccount account) {
-    if (account.ticket != 0) {
+    if (account.queued) {
       dequeue(account);
     }
   }
 
   private void dequeue(BudgetAccount account) {
-    queue.remove(account.ticket);
+    queue.remove(account.place);
     heldByWaiters -= account.heldWaiting;
     waiting = queue.size();
-    account.ticket = 0;
+    account.queued = false;
   }
 
   /** Admits waiters by turns while the budget is not over, tells each but {@code asking}; true if it was admitted. */

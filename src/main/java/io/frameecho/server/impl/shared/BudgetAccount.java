@@ -53,7 +53,7 @@ public final class BudgetAccount {
   private volatile long markNanos;
   private volatile boolean pausedByServer;
 
-  /** Its place in the queue, kept until its frame ends: one that asked for a small read and then its rest stays put. */
+  /** Its place in the queue: an ask for a frame's rest keeps the place of the ask for a small read before it. */
   long place;
   // Under the budget's lock: waiting in the queue, what it asked, what it holds while waiting, when last asked.
   boolean queued;

@@ -114,7 +114,7 @@ public final class BufferBudget {
         reserve(need);
         return true;
       }
-      account.place = account.place != 0 ? account.place : ++tickets;
+      account.place = need > 0 && account.place != 0 ? account.place : ++tickets;
       account.queued = true;
       account.need = need;
       account.heldWaiting = held;

@@ -46,9 +46,10 @@ public final class BudgetAccount {
   /** What the admitted frame read since it last read {@link #MIN_PROGRESS}. */
   private long sinceMark;
 
-  // Read by the check: the admission, what an admitted frame holds and was promised (what its eviction releases),
-  // when it last made progress (or the server paused or resumed it), and whether the server paused it.
-  private volatile Admission admission = Admission.NONE;
+  private Admission admission = Admission.NONE;
+  // Read by the check: a frame admitted, what it holds and was promised (what its eviction releases), when it last
+  // made progress (or the server paused or resumed it), and whether the server paused it.
+  private volatile boolean frameAdmitted;
   private volatile long frameBytes;
   private volatile long markNanos;
   private volatile boolean pausedByServer;
@@ -94,9 +95,6 @@ public final class BudgetAccount {
     if (admission == Admission.FRAME && frameCompleted) {
       endAdmission();
     }
-    if (frameCompleted || frameSizeNow == 0) {
-      place = 0;
-    }
     buffered = bufferedNow;
     holdSetAside(admission == Admission.FRAME ? 0 : setAsideNow);
     if (admission != Admission.NONE) {
@@ -123,9 +121,11 @@ public final class BudgetAccount {
   private void admit(Admission what, long rest) {
     promised += rest;
     if (what == Admission.FRAME) {
+      place = 0;
       watch();
       mark();
       frameBytes = buffered + rest;
+      frameAdmitted = true;
       holdSetAside(0);
     }
     admission = what;
@@ -145,6 +145,7 @@ public final class BudgetAccount {
   }
 
   private void endAdmission() {
+    frameAdmitted = false;
     admission = Admission.NONE;
     budget.release(promised);
     promised = 0;
@@ -233,7 +234,7 @@ public final class BudgetAccount {
   }
 
   private boolean frameStalled(long nowNanos, long graceNanos) {
-    return admission == Admission.FRAME && !pausedByServer && nowNanos - markNanos >= graceNanos;
+    return frameAdmitted && !pausedByServer && nowNanos - markNanos >= graceNanos;
   }
 
   /**

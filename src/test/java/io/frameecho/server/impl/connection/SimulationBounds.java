@@ -16,7 +16,7 @@ final class SimulationBounds {
 
   /**
    * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The buffer budget"): the limit,
-   * one frame admitted past it, two small reads per connection (what a waiter holds; over TLS a read is a whole record),
+   * the frame admitted last past it (admissions go on while the budget is not over), two small reads per connection (what a waiter holds; over TLS a read is a whole record),
    * and one full read per event loop.
    */
   static long heldBound(SimConfig config, int connections) {
@@ -28,9 +28,10 @@ final class SimulationBounds {
   /**
    * The longest a well-behaved client's frame may wait, from the moment the client has it to send to the moment its
    * whole answer is read, with {@code connections} open (OPERATING.md, "The buffer budget"): its turn comes after at most
-   * two admissions for each other connection (turns go by the newest and the oldest), and each admission waits at most
-   * for what holds the budget to go: an admitted frame that stalls is evicted a grace after it last read 64 KiB (seen
-   * at the next check), and responses nobody reads are cut, where the socket tells (TCP_INFO) once it has sent nothing
+   * four admissions for each other connection (turns go by the newest and the oldest, and a frame's rest keeps the
+   * place of the small read before it: a small read and a rest by each turn), and each admission waits at most for
+   * what holds the budget to go: an admitted frame that stalls is evicted a grace after it last read 64 KiB (seen at
+   * the next check, as far as the limit needs), and responses nobody reads are cut, where the socket tells (TCP_INFO) once it has sent nothing
    * for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at writeStallTimeoutMs; then its own frame
    * takes what its rate makes it.
    */
@@ -42,7 +43,7 @@ final class SimulationBounds {
     long turn = Math.max(grace, nonReaders) + check + clockSlackMs(config);
     // Then its own frame, at the steady client's rate (the slowest well-behaved one).
     long ownFrame = (long) Math.ceil((config.maxFrameSize() + 4) / SimClient.steadyBytesPerMs(config));
-    return (2L * connections + 1) * turn + ownFrame;
+    return (4L * connections + 1) * turn + ownFrame;
   }
 
   /** Slack on the frame and write-stall clocks: one tick, and an application answer the close waits for. */

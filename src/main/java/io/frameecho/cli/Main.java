@@ -1,5 +1,6 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.impl.shared.EditDistance;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.FrameEchoVerticle;
@@ -173,13 +174,20 @@ public final class Main {
         + "' names another verticle, whose configuration frame-echo does not know");
       return USAGE;
     }
+    // The server's own parsing: what the server would refuse, check-config refuses, in the same words and status.
+    String problem = launcherArgumentProblem(args);
+    if (problem != null) {
+      err.println("frame-echo: " + problem);
+      return USAGE;
+    }
     try {
       FrameEchoOptions options = new FrameEchoOptions(checkedConfig(args, env));
       checkTlsMaterial(options);
       MetricsOptions metrics = options.getMetrics();
       out.println("frame-echo: configuration is valid: frame "
         + (options.getUnixSocket().isEmpty() ? "port " + where(options.getHost(), options.getPort()) : "unix socket " + options.getUnixSocket())
-        + (options.isTls() ? " with TLS" : "") + ", metrics "
+        + (options.isTls() ? " with TLS" : "") + ", keep-alive " + options.describeKeepAlive()
+        + (options.getNetServerOptions().isUseProxyProtocol() ? ", PROXY protocol " + options.describeProxyProtocol() : "") + ", metrics "
         + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
           : "on, without an endpoint")
         + " (nothing was bound)");
@@ -244,7 +252,7 @@ public final class Main {
     }
     String nearest = null;
     for (String s : SUBCOMMANDS) {
-      if (distance(name.toLowerCase(java.util.Locale.ROOT), s) <= 2) {
+      if (EditDistance.between(name.toLowerCase(java.util.Locale.ROOT), s) <= 2) {
         nearest = s;
       }
     }
@@ -284,7 +292,7 @@ public final class Main {
       } else if (!LAUNCHER_FLAGS.contains(name)) {
         String nearest = null;
         for (String known : LAUNCHER_VALUE_OPTIONS) {
-          if (known.startsWith("-") && !known.startsWith("--") && distance(name, known) <= 2) {
+          if (known.startsWith("-") && !known.startsWith("--") && EditDistance.between(name, known) <= 2) {
             nearest = known;
           }
         }
@@ -293,26 +301,6 @@ public final class Main {
       }
     }
     return null;
-  }
-
-  /** Levenshtein distance, for "did you mean". */
-  private static int distance(String a, String b) {
-    int[] previous = new int[b.length() + 1];
-    int[] current = new int[b.length() + 1];
-    for (int j = 0; j <= b.length(); j++) {
-      previous[j] = j;
-    }
-    for (int i = 1; i <= a.length(); i++) {
-      current[0] = i;
-      for (int j = 1; j <= b.length(); j++) {
-        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        current[j] = Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
-      }
-      int[] swap = previous;
-      previous = current;
-      current = swap;
-    }
-    return previous[b.length()];
   }
 
   /** One line for a failure: its message (the class name when it has none), no stack trace. */

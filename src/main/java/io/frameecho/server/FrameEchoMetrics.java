@@ -48,4 +48,25 @@ public interface FrameEchoMetrics {
 
   default void readingResumed() {
   }
+
+  // The event-bus handler's: called on an event loop (a connection's, or the one its timers and probes run on).
+
+  /** The event-bus handler failed an answer, for {@code why}. */
+  default void eventBusAnswerFailed(EventBusFailure why) {
+  }
+
+  /** The event-bus handler sent a request again ({@code handler.resendAfterMs}). */
+  default void eventBusResent() {
+  }
+
+  /**
+   * The bytes the event-bus handler counts in the buffer budget for copies Vert.x may still hold (re-sent requests,
+   * timed-out ones toward a node that may not read them) changed by {@code delta}.
+   */
+  default void eventBusHeld(long delta) {
+  }
+
+  /** Whether the event-bus handler's address has a consumer, as its last request or probe found. */
+  default void eventBusConsumer(boolean present) {
+  }
 }

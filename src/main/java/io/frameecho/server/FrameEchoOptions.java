@@ -30,6 +30,10 @@ public class FrameEchoOptions {
   public static final long DEFAULT_MAX_BUFFERED_BYTES = 0;
   public static final long DEFAULT_BUDGET_GRACE_MS = 1_000;
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
+  /** Redis's {@code tcp-keepalive} default: a dead peer is found within about twice this. */
+  public static final int DEFAULT_KEEP_ALIVE_SECONDS = 300;
+  /** Whether this Vert.x sets keep-alive's idle time, interval and count (5.1 and later; 5.0 has no such options). */
+  private static final boolean KEEP_ALIVE_TIMES = keepAliveTimesSupported();
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
   public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
@@ -55,6 +59,7 @@ public class FrameEchoOptions {
     OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
     OptionKey.longInteger("budgetGraceMs", FrameEchoOptions::getBudgetGraceMs, FrameEchoOptions::setBudgetGraceMs),
     OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
+    OptionKey.integer("keepAliveSeconds", FrameEchoOptions::getKeepAliveSeconds, FrameEchoOptions::setKeepAliveSeconds),
     OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
     OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
     OptionKey.longInteger("lingerTimeoutMs", FrameEchoOptions::getLingerTimeoutMs, FrameEchoOptions::setLingerTimeoutMs),
@@ -63,6 +68,7 @@ public class FrameEchoOptions {
       FrameEchoOptions::getTls, FrameEchoOptions::setTls),
     OptionKey.typedObject("netServerOptions", NetServerOptionsJson::read, FrameEchoOptions::getNetServerOptions,
       FrameEchoOptions::setNetServerOptions, NetServerOptionsJson::write, NetServerOptions::new),
+    OptionKey.string("proxyTrustedPeers", FrameEchoOptions::getProxyTrustedPeers, FrameEchoOptions::setProxyTrustedPeers),
     OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
     OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
     OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
@@ -87,12 +93,14 @@ public class FrameEchoOptions {
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private long budgetGraceMs = DEFAULT_BUDGET_GRACE_MS;
   private long idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS;
+  private int keepAliveSeconds = DEFAULT_KEEP_ALIVE_SECONDS;
   private long frameTimeoutMs = DEFAULT_FRAME_TIMEOUT_MS;
   private long writeStallTimeoutMs = DEFAULT_WRITE_STALL_TIMEOUT_MS;
   private long lingerTimeoutMs = DEFAULT_LINGER_TIMEOUT_MS;
   private long shutdownTimeoutMs = DEFAULT_SHUTDOWN_TIMEOUT_MS;
   private TlsOptions tls;
   private NetServerOptions netServerOptions = new NetServerOptions();
+  private String proxyTrustedPeers = "";
   private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
@@ -113,6 +121,9 @@ public class FrameEchoOptions {
     OptionKey.readJson(json, "", KEYS, this);
     checkTls();
     checkListenAddress();
+    checkKeepAlive();
+    checkPromises();
+    checkProxyProtocol();
   }
 
   /**
@@ -339,6 +350,121 @@ public class FrameEchoOptions {
     return this;
   }
 
+  public int getKeepAliveSeconds() {
+    return keepAliveSeconds;
+  }
+
+  /**
+   * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
+   * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
+   * {@code netServerOptions} sets {@code tcpKeepAlive} itself; see {@link #keepAlive(NetServerOptions)}.
+   */
+  public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
+    ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
+    this.keepAliveSeconds = keepAliveSeconds;
+    return this;
+  }
+
+  /**
+   * Vert.x's options with frame-echo's keep-alive applied: as given when {@code netServerOptions} turns
+   * {@code tcpKeepAlive} on itself, else {@code keepAliveSeconds}' (idle, a third of it between probes, three probes).
+   * Idle, interval and count are set by Vert.x on epoll and io_uring only, from Vert.x 5.1; on NIO and on 5.0 the
+   * kernel's {@code net.ipv4.tcp_keepalive_*} apply.
+   */
+  public NetServerOptions keepAlive(NetServerOptions net) {
+    if (net.isTcpKeepAlive() || keepAliveSeconds == 0 || !unixSocket.isEmpty()) {
+      return net;
+    }
+    // Through TCPSSLOptions, whose setters have one signature on every Vert.x 5 line (NetServerOptions overrides
+    // some with its own return type on one line and not on another: a call compiled against it fails on the other).
+    io.vertx.core.net.TCPSSLOptions tcp = net;
+    tcp.setTcpKeepAlive(true);
+    if (!KEEP_ALIVE_TIMES) {
+      return net;
+    }
+    tcp.setTcpKeepAliveIdleSeconds(keepAliveSeconds);
+    tcp.setTcpKeepAliveIntervalSeconds(Math.max(1, keepAliveSeconds / 3));
+    tcp.setTcpKeepAliveCount(3);
+    return net;
+  }
+
+  private static boolean keepAliveTimesSupported() {
+    try {
+      io.vertx.core.net.TCPSSLOptions.class.getMethod("setTcpKeepAliveIdleSeconds", int.class);
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
+  /** How keep-alive is set, for the start-up line and {@code check-config}: {@code 300s}, {@code off}, or Vert.x's. */
+  public String describeKeepAlive() {
+    NetServerOptions net = netServerOptions;
+    if (!KEEP_ALIVE_TIMES) {
+      return net.isTcpKeepAlive() || (keepAliveSeconds > 0 && unixSocket.isEmpty())
+        ? "on with the kernel's times (this Vert.x sets none)" : "off";
+    }
+    if (net.isTcpKeepAlive()) {
+      return "netServerOptions (idle " + orKernel(net.getTcpKeepAliveIdleSeconds()) + ", interval "
+        + orKernel(net.getTcpKeepAliveIntervalSeconds()) + ", count " + orKernel(net.getTcpKeepAliveCount()) + ")";
+    }
+    return keepAliveSeconds == 0 ? "off" : !unixSocket.isEmpty() ? "off (unix socket)" : keepAliveSeconds + "s";
+  }
+
+  private static String orKernel(int value) {
+    return value > 0 ? String.valueOf(value) : "the kernel's";
+  }
+
+  /**
+   * Vert.x options that would bypass what frame-echo promises (responses in order, reading paused by the write queue
+   * and the buffer budget, every close with its reason, a lingering close) are refused, each with why.
+   *
+   * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
+   */
+  public void checkPromises() {
+    NetServerOptions net = netServerOptions;
+    NetServerOptions vertx = new NetServerOptions();
+    if (net.isRegisterWriteHandler()) {
+      throw refused("registerWriteHandler", "it registers an event-bus consumer per socket through which any code may write "
+        + "to the socket past frame-echo's ordered responses and buffer budget");
+    }
+    if (net.getTrafficShapingOptions() != null) {
+      throw refused("trafficShapingOptions", "Netty's traffic shaper turns reading back on behind frame-echo's read gate, so "
+        + "bytes held grow past maxBufferedBytes and the write queue while connections count as paused; bound clients with "
+        + "maxConnectionsPerIp and maxBufferedBytes");
+    }
+    for (String[] idle : new String[][] {{"idleTimeout", String.valueOf(net.getIdleTimeout())},
+        {"readIdleTimeout", String.valueOf(net.getReadIdleTimeout())}, {"writeIdleTimeout", String.valueOf(net.getWriteIdleTimeout())}}) {
+      if (!"0".equals(idle[1])) {
+        throw refused(idle[0], "Vert.x would close connections itself, without their responses or a close reason; use "
+          + "idleTimeoutMs, frameTimeoutMs and writeStallTimeoutMs");
+      }
+    }
+    if (net.getIdleTimeoutUnit() != vertx.getIdleTimeoutUnit()) {
+      throw refused("idleTimeoutUnit", "the unit of Vert.x's idleTimeout, which is refused; use idleTimeoutMs");
+    }
+    if (net.getSoLinger() != vertx.getSoLinger()) {
+      throw refused("soLinger", "SO_LINGER makes a close reset the connection (0) or wait in the kernel instead of "
+        + "frame-echo's lingering close, and a reset discards responses the client has not read yet");
+    }
+  }
+
+  private static IllegalArgumentException refused(String key, String why) {
+    return new IllegalArgumentException("netServerOptions." + key + ": refused: " + why);
+  }
+
+  /**
+   * {@code keepAliveSeconds} and Vert.x's {@code tcpKeepAlive} both set would leave one ignored: refused.
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  public void checkKeepAlive() {
+    if (netServerOptions.isTcpKeepAlive() && keepAliveSeconds != DEFAULT_KEEP_ALIVE_SECONDS) {
+      throw new IllegalArgumentException("keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself and would "
+        + "win; set one of them (keepAliveSeconds alone, or netServerOptions' tcpKeepAlive with its idle, interval and count)");
+    }
+  }
+
   public long getFrameTimeoutMs() {
     return frameTimeoutMs;
   }
@@ -387,9 +513,10 @@ public class FrameEchoOptions {
   }
 
   /**
-   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, PROXY protocol, traffic shaping, key
-   * material in any of Vert.x's forms, {@code clientAuth} with trust, protocol versions, cipher suites,
-   * {@code sslHandshakeTimeout}, ...), held as they are (not copied) and applied before frame-echo's own settings:
+   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, key material in any of Vert.x's forms,
+   * {@code clientAuth} with trust, protocol versions, cipher suites, {@code sslHandshakeTimeout}, ...), held as they
+   * are (not copied) and applied before frame-echo's own settings; those that would break its promises are refused
+   * when the server listens (see {@link #checkPromises()}):
    * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
    * accepted connection does its TLS handshake before the frame protocol starts.
    */
@@ -410,6 +537,49 @@ public class FrameEchoOptions {
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
     this.netServerOptions = NetServerOptionsJson.read(netServerOptions);
     return this;
+  }
+
+  public String getProxyTrustedPeers() {
+    return proxyTrustedPeers;
+  }
+
+  /**
+   * {@code proxyTrustedPeers}: with {@code netServerOptions.useProxyProtocol}, the peers (balancers) that may send a
+   * PROXY protocol header, as comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); a connection from any
+   * other peer is closed before its header is read. Empty: any peer.
+   */
+  public FrameEchoOptions setProxyTrustedPeers(String proxyTrustedPeers) {
+    java.util.Objects.requireNonNull(proxyTrustedPeers, "proxyTrustedPeers");
+    try {
+      io.frameecho.server.impl.shared.PeerRanges.parse(proxyTrustedPeers);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("proxyTrustedPeers: " + e.getMessage(), e);
+    }
+    this.proxyTrustedPeers = proxyTrustedPeers;
+    return this;
+  }
+
+  /**
+   * The PROXY protocol's settings that would be ignored or cannot work are refused: {@code proxyTrustedPeers} without
+   * {@code useProxyProtocol}, and the PROXY protocol with TLS served here (terminate TLS at the balancer).
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  public void checkProxyProtocol() {
+    if (!proxyTrustedPeers.isBlank() && !netServerOptions.isUseProxyProtocol()) {
+      throw new IllegalArgumentException("proxyTrustedPeers: set with netServerOptions.useProxyProtocol false, so it would be "
+        + "ignored");
+    }
+    if (netServerOptions.isUseProxyProtocol() && isTls()) {
+      throw new IllegalArgumentException("netServerOptions.useProxyProtocol: not supported with TLS served by frame-echo; "
+        + "terminate TLS at the balancer, or serve plain TCP behind it");
+    }
+  }
+
+  /** How the PROXY protocol is set, for the start-up line and {@code check-config}. */
+  public String describeProxyProtocol() {
+    return !netServerOptions.isUseProxyProtocol() ? "off"
+      : "v1/v2 from " + (proxyTrustedPeers.isBlank() ? "any peer" : proxyTrustedPeers.replace(" ", ""));
   }
 
   public String getTransport() {

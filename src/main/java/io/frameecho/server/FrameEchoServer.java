@@ -1,6 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.server.impl.FrameEchoServerImpl;
+import io.frameecho.server.impl.ops.Operations;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.ServerSSLOptions;
@@ -67,6 +68,16 @@ public interface FrameEchoServer {
    */
   static Future<Integer> reloadTls(Vertx vertx) {
     return FrameEchoServerImpl.reloadAllTls(vertx);
+  }
+
+  /**
+   * Whether the frame-echo servers of {@code vertx} would serve a new client now, as {@code /health/ready} answers
+   * (any thread): one listens and none is draining, and one has room for a newcomer (a free slot of
+   * {@code maxConnections} or an idle connection to give way, and, for an event-bus handler, a consumer at its address).
+   * For an application that runs its own health checks.
+   */
+  static Future<Boolean> ready(Vertx vertx) {
+    return Operations.ready(vertx);
   }
 
   /** The port actually bound (useful with port 0), or 0 before {@link #listen()} has succeeded; -1 on a unix socket. */

@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.vertx.core.Future;
 import io.frameecho.server.impl.FrameEchoServerImpl;
+import io.frameecho.server.impl.StartupChecks;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.VertxException;
 import org.slf4j.Logger;
@@ -75,6 +76,10 @@ public class FrameEchoVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
+    String notOnEventLoop = StartupChecks.notOnEventLoop(context);
+    if (notOnEventLoop != null) {
+      return Future.failedFuture(new IllegalStateException(notOnEventLoop));
+    }
     FrameEchoOptions options;
     try {
       if (this.options != null && !config().isEmpty()) {
@@ -129,7 +134,7 @@ public class FrameEchoVerticle extends VerticleBase {
   private RequestHandler configuredHandler(FrameEchoOptions options) {
     HandlerOptions h = options.getHandler();
     return HandlerOptions.EVENT_BUS.equals(h.getType())
-      ? new EventBusHandler(vertx, h.getAddress(), h.getTimeoutMs())
+      ? new EventBusHandler(vertx, h)
       : new EchoHandler();
   }
 

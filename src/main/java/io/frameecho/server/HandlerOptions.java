@@ -23,6 +23,10 @@ public class HandlerOptions {
   public static final String DEFAULT_ADDRESS = "frame-echo.requests";
   public static final long DEFAULT_TIMEOUT_MS = 10_000;
   public static final int DEFAULT_MAX_IN_FLIGHT = 128;
+  /** No re-sending: a request that a lost node had fails at {@code timeoutMs}. */
+  public static final long DEFAULT_RESEND_AFTER_MS = 0;
+  /** Vert.x's default {@code clusterPingInterval} plus {@code clusterPingReplyInterval}, 20 s each. */
+  public static final long DEFAULT_HELD_AFTER_TIMEOUT_MS = 40_000;
 
   /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
   static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
@@ -31,12 +35,16 @@ public class HandlerOptions {
     // Read as an int, as it always was (a value past 2^31 - 1 is refused), kept as a long.
     OptionKey.value("timeoutMs", OptionKey.Type.INTEGER, (key, value) -> (long) ConfigValues.integer(key, value),
       HandlerOptions::getTimeoutMs, HandlerOptions::setTimeoutMs),
-    OptionKey.integer("maxInFlight", HandlerOptions::getMaxInFlight, HandlerOptions::setMaxInFlight));
+    OptionKey.integer("maxInFlight", HandlerOptions::getMaxInFlight, HandlerOptions::setMaxInFlight),
+    OptionKey.longInteger("resendAfterMs", HandlerOptions::getResendAfterMs, HandlerOptions::setResendAfterMs),
+    OptionKey.longInteger("heldAfterTimeoutMs", HandlerOptions::getHeldAfterTimeoutMs, HandlerOptions::setHeldAfterTimeoutMs));
 
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
   private long timeoutMs = DEFAULT_TIMEOUT_MS;
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+  private long resendAfterMs = DEFAULT_RESEND_AFTER_MS;
+  private long heldAfterTimeoutMs = DEFAULT_HELD_AFTER_TIMEOUT_MS;
 
   public HandlerOptions() {
   }
@@ -100,6 +108,37 @@ public class HandlerOptions {
   public HandlerOptions setMaxInFlight(int maxInFlight) {
     ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
     this.maxInFlight = maxInFlight;
+    return this;
+  }
+
+  public long getResendAfterMs() {
+    return resendAfterMs;
+  }
+
+  /**
+   * For idempotent applications only: a request not answered after this long is sent again (to whichever consumer
+   * Vert.x picks, which is no longer one on a node the cluster has dropped), and again each time this long passes,
+   * within {@code timeoutMs}; the first reply is the answer. 0 (the default): never.
+   */
+  public HandlerOptions setResendAfterMs(long resendAfterMs) {
+    ConfigValues.requireNonNegative("handler.resendAfterMs", resendAfterMs);
+    this.resendAfterMs = resendAfterMs;
+    return this;
+  }
+
+  public long getHeldAfterTimeoutMs() {
+    return heldAfterTimeoutMs;
+  }
+
+  /**
+   * On a clustered Vert.x, how long a request that timed out stays counted in {@code maxBufferedBytes}: its serialized
+   * copy may wait in Vert.x's queue toward a node that stopped reading until Vert.x closes that connection (no pong
+   * within {@code EventBusOptions} {@code clusterPingInterval} + {@code clusterPingReplyInterval}). Set it to that sum
+   * when you change them.
+   */
+  public HandlerOptions setHeldAfterTimeoutMs(long heldAfterTimeoutMs) {
+    ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
+    this.heldAfterTimeoutMs = heldAfterTimeoutMs;
     return this;
   }
 }

@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.shared.EditDistance;
 import io.vertx.core.json.JsonObject;
 
 import java.util.List;
@@ -136,11 +137,31 @@ public final class OptionKey<O, T> {
     for (Map.Entry<String, Object> entry : json) {
       OptionKey<O, ?> key = find(keys, entry.getKey());
       if (key == null) {
-        throw new IllegalArgumentException("unknown configuration key '" + prefix + ConfigValues.escape(entry.getKey()) + "'; known keys: "
+        String nearest = nearest(keys, entry.getKey());
+        throw new IllegalArgumentException("unknown configuration key '" + prefix + ConfigValues.escape(entry.getKey()) + "'"
+          + (nearest != null ? " (did you mean '" + prefix + nearest + "'?)" : "") + "; known keys: "
           + keys.stream().map(k -> prefix + k.name).collect(Collectors.joining(", ")));
       }
       key.readInto(target, prefix + key.name, entry.getValue());
     }
+  }
+
+  /**
+   * The known key a mistyped {@code name} most likely meant: the nearest by edit distance (case ignored), if it is
+   * within a third of the name's length (at least 2 edits), else null.
+   */
+  static <O> String nearest(List<OptionKey<O, ?>> keys, String name) {
+    String lower = name.toLowerCase(java.util.Locale.ROOT);
+    String best = null;
+    int bestDistance = Math.max(2, name.length() / 3) + 1;
+    for (OptionKey<O, ?> key : keys) {
+      int d = EditDistance.between(lower, key.name.toLowerCase(java.util.Locale.ROOT));
+      if (d < bestDistance) {
+        best = key.name;
+        bestDistance = d;
+      }
+    }
+    return best;
   }
 
   private static <O> OptionKey<O, ?> find(List<OptionKey<O, ?>> keys, String name) {

@@ -12,6 +12,9 @@ import io.vertx.core.buffer.Buffer;
  * may complete in any order: the connection still writes them in request order. A failed future ends the
  * connection after the responses to the earlier requests, since the protocol has no error frame; so does a
  * {@code null} future or a future completed with {@code null} (with one WARN line saying so).
+ * <p>
+ * Any handler replaces the built-in echo: the default {@link EchoHandler} is answered by a zero-copy fast path in the
+ * connection, not by its {@code handle} method (see there).
  */
 @FunctionalInterface
 public interface RequestHandler {

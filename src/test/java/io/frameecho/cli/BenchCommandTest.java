@@ -97,18 +97,22 @@ class BenchCommandTest {
     assertTrue(err().contains("--report"), err());
   }
 
+  /** Its bound is measured: 18.1 s with 1000 requests at a load average of 26 on two cores; 180 s is ten times that. */
   @Test
+  @Timeout(value = 180, unit = TimeUnit.SECONDS)
   void shortVerifiedRunWritesJsonHistogramAndReport(Vertx vertx) throws Exception {
     int port = echoServer(vertx);
     Path json = dir.resolve("run.json");
     Path hgrm = dir.resolve("run.hgrm");
     Path html = dir.resolve("run.html");
-    int status = run("--port", String.valueOf(port), "-c", "4", "-P", "8", "-s", "0-3000", "--requests", "4000", "--verify",
+    // 1000 requests: every histogram field and the report are filled with far fewer; 4000 took 33.9 s of the class's 60 s
+    // on a busy machine (Netty's paranoid leak detection records every buffer's accesses in the tests).
+    int status = run("--port", String.valueOf(port), "-c", "4", "-P", "8", "-s", "0-3000", "--requests", "1000", "--verify",
       "--label", "in-process echo", "--json", json.toString(), "--hgrm", hgrm.toString(), "--report", html.toString());
     assertEquals(0, status, out + err());
 
     JsonObject result = new JsonObject(Files.readString(json));
-    assertEquals(4000, result.getLong("requests"));
+    assertEquals(1000, result.getLong("requests"));
     assertTrue(result.getDouble("requestsPerSecond") > 0);
     assertEquals(0, result.getLong("errors"));
     assertEquals(0, result.getLong("mismatches"));
@@ -122,14 +126,14 @@ class BenchCommandTest {
 
     String distribution = Files.readString(hgrm);
     assertTrue(distribution.contains("Value     Percentile TotalCount 1/(1-Percentile)"), distribution);
-    assertTrue(distribution.contains("Total count    =         4000]"), distribution);
+    assertTrue(distribution.contains("Total count    =         1000]"), distribution);
 
     String page = Files.readString(html);
     assertTrue(page.contains("<svg") && page.contains("<polyline") && page.contains("in-process echo"));
     assertFalse(page.contains("<script") || page.contains("<link") || page.contains("src="), "the page loads nothing");
 
     String report = out.toString(StandardCharsets.UTF_8);
-    assertTrue(report.contains("requests:        4000"), report);
+    assertTrue(report.contains("requests:        1000"), report);
     assertTrue(report.contains("0 connection failures, 0 errors, 0 mismatches"), report);
     assertTrue(report.contains("load generator:"), report);
   }

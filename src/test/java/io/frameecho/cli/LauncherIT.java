@@ -515,7 +515,7 @@ class LauncherIT {
   void checkConfigValidatesWithoutBinding() throws Exception {
     Finished ok = runToEnd("check-config", "-conf", "conf/config.json");
     assertEquals(0, ok.status(), ok.err());
-    assertTrue(ok.out().contains("configuration is valid: frame port 0.0.0.0:1234 (all interfaces), metrics off"), ok.out());
+    assertTrue(ok.out().contains("configuration is valid: frame port 0.0.0.0:1234 (all interfaces), keep-alive 300s, metrics off"), ok.out());
     Finished fromEnv = runToEnd(java.util.Map.of("FRAME_ECHO_METRICS_ENABLED", "true"), "check-config");
     assertTrue(fromEnv.out().contains("metrics on http://127.0.0.1:9464/metrics"), fromEnv.out());
     assertOneLine(runToEnd("check-config", "-conf", "{\"handler\":{\"type\":\"nope\"}}"), 1, "handler.type");

@@ -74,6 +74,26 @@ class EmbeddingExamplesTest {
       })));
   }
 
+  /**
+   * From the first-hour trial: a learner's first experiment, "upper-case the echo", edited {@code EchoHandler.handle},
+   * which the server never calls (its echo is a fast path). A handler of one's own, even one built on the echo,
+   * replaces it, and its change reaches the wire; the default still answers byte for byte.
+   */
+  @Test
+  void aHandlerBuiltOnTheEchoReplacesItsFastPath(Vertx vertx, VertxTestContext ctx) {
+    io.frameecho.server.RequestHandler echo = new io.frameecho.server.EchoHandler();
+    io.frameecho.server.RequestHandler shouting = request -> echo.handle(request).map(b -> Buffer.buffer(b.toString().toUpperCase()));
+    EmbeddingExamples.listen(vertx, shouting)
+      .compose(server -> EmbeddingExamples.firstEcho(vertx, server.actualPort()).compose(answer -> server.shutdown().map(answer)))
+      .compose(shouted -> EmbeddingExamples.listen(vertx, echo)
+        .compose(server -> EmbeddingExamples.firstEcho(vertx, server.actualPort()).compose(answer -> server.shutdown().map(answer)))
+        .map(echoed -> shouted + " " + echoed))
+      .onComplete(ctx.succeeding(answers -> ctx.verify(() -> {
+        assertEquals("HELLO hello", answers);
+        ctx.completeNow();
+      })));
+  }
+
   @Test
   void theFacadeListensAndShutsDown(Vertx vertx, VertxTestContext ctx) {
     EmbeddingExamples.listen(vertx, request -> Future.succeededFuture(request.copy().appendString("!")))

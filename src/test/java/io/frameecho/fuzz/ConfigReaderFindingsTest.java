@@ -31,7 +31,7 @@ class ConfigReaderFindingsTest {
     // Found by the fuzzer: {"\n": ...} gave "unknown configuration key '" and "'; known keys: ..." on two lines.
     assertTrue(error(new JsonObject().put("\n", 1)).startsWith("unknown configuration key '\\n'; known keys: host, port,"));
     assertTrue(error(new JsonObject().put("handler", new JsonObject().put("type\r\n", "echo")))
-      .startsWith("unknown configuration key 'handler.type\\r\\n'; known keys: handler.type,"));
+      .startsWith("unknown configuration key 'handler.type\\r\\n' (did you mean 'handler.type'?); known keys: handler.type,"));
   }
 
   @Test
@@ -84,10 +84,10 @@ class ConfigReaderFindingsTest {
       error(new JsonObject().put("netServerOptions", new JsonObject().put("receiveBufferSize", 0))));
     assertEquals("netServerOptions.trafficClass: Vert.x refuses 256: trafficClass tc must be 0 <= tc <= 255",
       error(new JsonObject().put("netServerOptions", new JsonObject().put("trafficClass", 256))));
-    JsonObject good = new JsonObject().put("idleTimeout", 5).put("idleTimeoutUnit", "SECONDS").put("soLinger", 0);
+    JsonObject good = new JsonObject().put("acceptBacklog", 5).put("receiveBufferSize", 65536).put("tcpUserTimeout", 1000);
     io.vertx.core.net.NetServerOptions read = new FrameEchoOptions(new JsonObject().put("netServerOptions", good)).getNetServerOptions();
-    assertEquals(5, read.getIdleTimeout());
-    assertEquals(java.util.concurrent.TimeUnit.SECONDS, read.getIdleTimeoutUnit());
-    assertEquals(0, read.getSoLinger());
+    assertEquals(5, read.getAcceptBacklog());
+    assertEquals(65536, read.getReceiveBufferSize());
+    assertEquals(1000, read.getTcpUserTimeout());
   }
 }

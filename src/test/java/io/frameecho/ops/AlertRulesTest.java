@@ -127,7 +127,7 @@ class AlertRulesTest {
     Scrape scrape = Scrape.parse(text);
 
     List<Rule> rules = rules(Files.readString(Path.of("conf", "prometheus-alerts.yml")));
-    assertEquals(8, rules.size(), "rules read from the file");
+    assertEquals(10, rules.size(), "rules read from the file");
     for (Rule rule : rules) {
       assertFalse(rule.selectors().isEmpty(), "no metric found in " + rule.expr());
       Set<String> labelsOfRule = new LinkedHashSet<>();

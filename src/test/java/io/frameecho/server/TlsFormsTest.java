@@ -132,8 +132,8 @@ class TlsFormsTest {
         .setKeyCertOptions(new PfxOptions().setPath(stores.serverStore().toString()).setPassword("wrong")));
     Throwable error = vertx.deployVerticle(new FrameEchoVerticle(options)).toCompletionStage().toCompletableFuture()
       .handle((id, e) -> e).get(30, TimeUnit.SECONDS);
-    assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load: wrong password for "
-      + stores.serverStore() + "? (the JDK says: "), String.valueOf(error));
+    assertTrue(error != null && error.getMessage().contains("the TLS key and certificate do not load from key store "
+      + stores.serverStore() + ": wrong password for " + stores.serverStore() + "? (the JDK says: "), String.valueOf(error));
   }
 
   /** From an embedder's trial: no key material named a JSON name Vert.x does not read; a missing file said its path twice. */

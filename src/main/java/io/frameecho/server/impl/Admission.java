@@ -66,9 +66,20 @@ final class Admission {
 
   /** A socket just accepted. */
   void accept(NetSocket socket) {
+    accept(socket, clientAddress(socket.remoteAddress()));
+  }
+
+  /**
+   * A socket just accepted whose client's address comes later (in its PROXY protocol header): it takes a slot of
+   * {@code maxConnections} now; its address is counted once known.
+   */
+  void acceptUnaddressed(NetSocket socket) {
+    accept(socket, null);
+  }
+
+  private void accept(NetSocket socket, String ip) {
     // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
     ChannelSocket.capReads(socket, limits.budget()::over);
-    String ip = clientAddress(socket.remoteAddress());
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {
       if (mayWait(order.givesWay(), stopping.getAsBoolean(), newcomers.size(), order.size())) {

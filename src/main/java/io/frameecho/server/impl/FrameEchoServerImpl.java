@@ -6,6 +6,7 @@ import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.RequestHandler;
+import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
@@ -14,6 +15,7 @@ import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
+import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Context;
@@ -30,6 +32,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -58,6 +61,8 @@ public final class FrameEchoServerImpl {
   private NetServer netServer;
   /** The TLS handshakes under way, or null for plain TCP. */
   private TlsHandshakes handshakes;
+  /** The PROXY protocol headers awaited, or null without {@code useProxyProtocol}. */
+  private ProxyHeaders proxyHeaders;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -71,6 +76,10 @@ public final class FrameEchoServerImpl {
   private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
   /** The listening channel, learned from the first connection it accepted; null before. */
   private Listener listener;
+  /** The address this server claimed in {@link ServedAddresses}, or null (port 0, or not claimed). */
+  private String servedAddress;
+  /** Runs a task on this server's event loop later: one for its connections. */
+  private Executor onLoop;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -96,6 +105,10 @@ public final class FrameEchoServerImpl {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
+    String notOnEventLoop = StartupChecks.notOnEventLoop(context);
+    if (notOnEventLoop != null) {
+      return Future.failedFuture(new IllegalStateException(notOnEventLoop));
+    }
     NetServerOptions netOptions;
     try {
       netOptions = StartupChecks.netServerOptions(options);
@@ -120,27 +133,30 @@ public final class FrameEchoServerImpl {
   }
 
   private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
+    try {
+      servedAddress = StartupChecks.claimAddress(vertx, context, options, this);
+    } catch (IllegalStateException e) {
+      return Future.failedFuture(e);
+    }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
     if (tls != null && limits.instances() > 1) {
-      // Vert.x's shared listener hands the sockets of instances after the first no TLS context (5.1.6's NetServerImpl
-      // passes the sharing server's own, unset), and a handshake that TLS upgrades at accept then fails: each
-      // instance listens on its own.
       detach();
-      return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: TLS with more than one "
-        + "instance (-instances, DeploymentOptions.setInstances): Vert.x gives the sockets of a shared listener's other "
-        + "instances no TLS context; deploy one instance"));
+      return Future.failedFuture(StartupChecks.tlsWithInstances());
     }
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
+    proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
-        if (handshakes != null) {
-          handshakes.begin(socket, ip, established -> serve(established, ip));
+        if (proxyHeaders != null) {
+          proxyHeaders.begin(socket, this::serve);
+        } else if (handshakes != null) {
+          handshakes.begin(socket, ip, established -> serve(established, ip, null));
         } else {
-          serve(socket, ip);
+          serve(socket, ip, null);
         }
       });
     netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
@@ -153,14 +169,11 @@ public final class FrameEchoServerImpl {
         handshakes.register();
       }
       if (requestHandler instanceof EventBusHandler eventBus) {
+        eventBus.countHeldBytes(metrics, limits::heldElsewhere, limits::roomFor);
         eventBus.checkConsumer();
       }
-      StartupChecks.logInternalsOnce();
-      StartupChecks.warnIfQueuedConnectionsDoNotMigrate(vertx, reusePort());
-      StartupChecks.logListening(options, unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":" + s.actualPort(),
-        handshakes != null, Internals.transportName(vertx), StartupChecks.describeHandler(requestHandler, options.getHandler()),
-        limits.budget().limit());
-      StartupChecks.warnIfTooFewDescriptors(options.getMaxConnections());
+      StartupChecks.listening(vertx, options, unixSocket != null ? "unix:" + unixSocket.path() : options.getHost() + ":"
+        + s.actualPort(), handshakes != null, requestHandler, limits.budget().limit());
       return null;
     });
   }
@@ -172,6 +185,10 @@ public final class FrameEchoServerImpl {
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
   private void detach() {
+    if (servedAddress != null) {
+      ServedAddresses.release(vertx, servedAddress);
+      servedAddress = null;
+    }
     if (limits != null && !detached) {
       detached = true;
       operations.noRoomCheck(room);
@@ -218,12 +235,19 @@ public final class FrameEchoServerImpl {
     if (listener == null) {
       listener = Listener.of(socket);
     }
-    admission.accept(socket);
+    if (proxyHeaders == null) {
+      admission.accept(socket);
+    } else if (proxyHeaders.fromTrustedPeer(socket)) {
+      admission.acceptUnaddressed(socket);
+    }
   }
 
-  /** A socket with its slot taken (and its TLS handshake done) becomes a connection. */
-  private void serve(NetSocket socket, String ip) {
-    if (shutdown != null && handshakes != null) {
+  /**
+   * A socket with its slot taken (and its TLS handshake done, or its PROXY protocol header read) becomes a connection;
+   * {@code client} is the address its header carried, or null for the socket's own.
+   */
+  private void serve(NetSocket socket, String ip, SocketAddress client) {
+    if (shutdown != null && (handshakes != null || proxyHeaders != null)) {
       // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
       // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
@@ -231,7 +255,11 @@ public final class FrameEchoServerImpl {
       return;
     }
     Context loop = vertx.getOrCreateContext();
-    Connection connection = Connection.accept(ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize()), loop,
+    if (onLoop == null) {
+      onLoop = task -> loop.runOnContext(v -> task.run());
+    }
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize());
+    Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         if (closed.gaveWay()) {
           limits.releaseAddress(ip);
@@ -289,6 +317,9 @@ public final class FrameEchoServerImpl {
     if (handshakes != null) {
       handshakes.closeAll();
     }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
+    }
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     drain.begin();
@@ -296,7 +327,7 @@ public final class FrameEchoServerImpl {
       detach();
       log.info("frame-echo on {} shut down{}: {}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
-        stopCause(), drain.summary());
+        StopSignal.cause(), drain.summary());
       return null;
     });
     long timeout = options.getShutdownTimeoutMs();
@@ -316,12 +347,6 @@ public final class FrameEchoServerImpl {
     return shutdown;
   }
 
-  /** What stopped the process, for the shutdown line: " on SIGTERM", or nothing when the application stopped it. */
-  private static String stopCause() {
-    String signal = StopSignal.received();
-    return signal == null ? "" : " on " + signal;
-  }
-
   /** See {@code FrameEchoServer.close}. */
   public Future<Void> close() {
     if (netServer == null) {
@@ -329,6 +354,9 @@ public final class FrameEchoServerImpl {
     }
     if (shutdown == null) {
       operations.stoppedListening();
+    }
+    if (proxyHeaders != null) {
+      proxyHeaders.closeAll();
     }
     if (handshakes != null) {
       handshakes.closeAll();
@@ -350,15 +378,7 @@ public final class FrameEchoServerImpl {
 
   /** See {@code FrameEchoServer.checkTls}. */
   public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
-    ServerSSLOptions tls;
-    try {
-      options.checkTls();
-      tls = options.serverSslOptions();
-    } catch (IllegalArgumentException e) {
-      return Future.failedFuture(e);
-    }
-    return tls == null ? Future.succeededFuture()
-      : TlsMaterial.load(vertx, tls, options.getNetServerOptions().getSslEngineOptions()).mapEmpty();
+    return TlsMaterial.check(vertx, options);
   }
 
   /**
@@ -374,15 +394,6 @@ public final class FrameEchoServerImpl {
    * event loop the application set aside for it ({@link Operations#openEndpointOn}), or else on this server's.
    */
   public Future<Integer> openOperationsEndpoint(MetricsOptions metricsOptions) {
-    Context endpoint = Operations.endpointContext(vertx);
-    if (endpoint == null) {
-      return OperationsEndpoint.start(vertx, metricsOptions, reusePort(), operations).map(http -> http.actualPort());
-    }
-    Promise<Integer> opened = Promise.promise();
-    // The outcome comes back on this server's context: what the caller does next (listening, above all) must run
-    // there, or its NetServer belongs to no deployment and Vert.x closes it at once on SIGTERM, drain or not.
-    endpoint.runOnContext(v -> OperationsEndpoint.start(endpoint.owner(), metricsOptions, reusePort(), operations)
-      .map(http -> http.actualPort()).onComplete(ar -> context.runOnContext(back -> opened.handle(ar))));
-    return opened.future();
+    return OperationsEndpoint.open(vertx, context, metricsOptions, reusePort(), operations);
   }
 }

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.protocol.Frames;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.EventBusHandler;
@@ -8,6 +9,7 @@ import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.TlsOptions;
 import io.frameecho.server.impl.netty.Internals;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServerOptions;
 import org.slf4j.Logger;
@@ -24,7 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * use (and any that are off, with why), a reuseport restart that would reset queued connections, too few file
  * descriptors for {@code maxConnections}. Any thread: its flags are process-wide.
  */
-final class StartupChecks {
+public final class StartupChecks {
 
   private static final Logger log = LoggerFactory.getLogger(FrameEchoServerImpl.LOGGER);
   /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
@@ -36,10 +38,17 @@ final class StartupChecks {
   private StartupChecks() {
   }
 
-  /** Once per process: which Vert.x runs and how frame-echo reads on it; then, if any internal is off, one WARN. */
+  /**
+   * Once per process: which Vert.x and Java run (INFO: what an operator names in a report; the transport and the
+   * limits are in each listening line); how frame-echo reads on this Vert.x at DEBUG (internals, for a developer);
+   * then, if any internal is off, one WARN.
+   */
   static void logInternalsOnce() {
     if (INTERNALS_LOGGED.compareAndSet(false, true)) {
-      log.info("{}", Internals.description());
+      log.info("running on Vert.x {}, Java {}", Internals.vertxVersion(), Runtime.version());
+      if (log.isDebugEnabled()) {
+        log.debug("{}", Internals.description());
+      }
       String off = Internals.whatIsOff();
       if (off != null) {
         log.warn("{}", off);
@@ -84,13 +93,13 @@ final class StartupChecks {
   /** The listening line, one per instance, with the settings that shape its connections. */
   static void logListening(FrameEchoOptions options, String address, boolean tls, String transport, String handler, long budgetLimit) {
     log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
-        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, frameTimeoutMs={}, "
-        + "writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
+        + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, keepAlive={}, "
+        + "proxyProtocol={}, frameTimeoutMs={}, writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
       address + (address.startsWith("unix:") || !("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()))
         ? "" : " (all interfaces)"),
       tls ? " with TLS" : "", transport, Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
       options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
+      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.describeKeepAlive(), options.describeProxyProtocol(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
   }
 
@@ -99,10 +108,20 @@ final class StartupChecks {
     try {
       options.checkTls();
       options.checkListenAddress();
+      options.checkKeepAlive();
+      options.checkPromises();
+      options.checkProxyProtocol();
+      if (options.getNetServerOptions().isUseProxyProtocol() && !Internals.proxyCodecPresent()) {
+        throw new IllegalArgumentException("netServerOptions.useProxyProtocol: needs io.netty:netty-codec-haproxy on the class "
+          + "path (the runnable jar has it): add it to the application, at its Netty's version");
+      }
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }
-    NetServerOptions netOptions = new NetServerOptions(options.getNetServerOptions())
+    // The PROXY protocol's header is read by frame-echo once a socket has its slot (ProxyHeaders); Vert.x's own reader
+    // would run before the socket is counted anywhere.
+    NetServerOptions netOptions = options.keepAlive(new NetServerOptions(options.getNetServerOptions()))
+      .setUseProxyProtocol(false)
       .setHost(options.getHost())
       .setPort(options.getPort());
     TlsOptions tls = options.getTls();
@@ -129,5 +148,56 @@ final class StartupChecks {
     }
     // A lambda's class name is noise (demo.App$$Lambda$162/0x...): say what it is instead.
     return requestHandler.getClass().isSynthetic() ? "application (lambda)" : requestHandler.getClass().getName();
+  }
+
+  /**
+   * Why a server cannot run on {@code context}, or null: each connection lives on one event loop, its reads, writes and
+   * timers in one thread (a worker or virtual-thread context would run them on a pool of threads).
+   */
+  public static String notOnEventLoop(Context context) {
+    return context.isEventLoopContext() ? null : "invalid frame-echo deployment: a frame-echo server runs its connections on "
+      + "an event loop, and this one would be created on a " + context.threadingModel() + " context; deploy it with "
+      + "ThreadingModel.EVENT_LOOP (DeploymentOptions' default), or create it from an event loop";
+  }
+
+  /**
+   * Claims the address {@code options} name for {@code server}'s deployment in this Vert.x (port 0 claims nothing:
+   * null); throws if another deployment, or a server outside any, serves it already.
+   */
+  static String claimAddress(Vertx vertx, Context context, FrameEchoOptions options, Object server) {
+    if (options.getPort() == 0 && options.getUnixSocket().isEmpty()) {
+      return null;
+    }
+    String address = options.getUnixSocket().isEmpty() ? options.getHost() + ":" + options.getPort() : "unix:" + options.getUnixSocket();
+    String deployment = context.deploymentID();
+    Object other = ServedAddresses.claim(vertx, address, deployment != null ? deployment : server);
+    if (other != null) {
+      throw new IllegalStateException("frame-echo already serves " + address + " in this Vert.x ("
+        + (other instanceof String id ? "deployment " + id : "a server outside any deployment") + "): Vert.x would hand the "
+        + "port's connections to both in turn, each with its own handler and limits; deploy more instances of that "
+        + "deployment (DeploymentOptions.setInstances) or listen on another port");
+    }
+    return address;
+  }
+
+  /**
+   * TLS with more than one instance: Vert.x's shared listener hands the sockets of instances after the first no TLS
+   * context (5.1.6's NetServerImpl passes the sharing server's own, unset), and a handshake that TLS upgrades at accept
+   * then fails.
+   */
+  static IllegalArgumentException tlsWithInstances() {
+    return new IllegalArgumentException("invalid frame-echo configuration: TLS with more than one instance (-instances, "
+      + "DeploymentOptions.setInstances): Vert.x gives the sockets of a shared listener's other instances no TLS context; "
+      + "deploy one instance");
+  }
+
+  /** What a server says once it listens on {@code address}: the internals once, the listening line, the warnings. */
+  static void listening(Vertx vertx, FrameEchoOptions options, String address, boolean tls, RequestHandler handler,
+                        long budgetLimit) {
+    logInternalsOnce();
+    warnIfQueuedConnectionsDoNotMigrate(vertx, new NetServerOptions(options.getNetServerOptions()).isReusePort());
+    logListening(options, address, tls, Internals.transportName(vertx), describeHandler(handler, options.getHandler()),
+      budgetLimit);
+    warnIfTooFewDescriptors(options.getMaxConnections());
   }
 }

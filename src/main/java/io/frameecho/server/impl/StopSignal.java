@@ -22,4 +22,10 @@ public final class StopSignal {
   public static String received() {
     return received;
   }
+
+  /** What stopped the process, for the shutdown line: " on SIGTERM", or nothing when the application stopped it. */
+  static String cause() {
+    String signal = received();
+    return signal == null ? "" : " on " + signal;
+  }
 }

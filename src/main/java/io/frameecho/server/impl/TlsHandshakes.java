@@ -90,7 +90,7 @@ final class TlsHandshakes {
       case TIMEOUT -> "no complete handshake within " + material.getSslHandshakeTimeout() + " "
         + material.getSslHandshakeTimeoutUnit().name().toLowerCase(java.util.Locale.ROOT) + " (sslHandshakeTimeout)";
       case NOT_TLS -> "its first bytes were not a TLS record (a plain-text client?)";
-      case FAILED -> cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName();
+      default -> cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName();
     };
   }
 

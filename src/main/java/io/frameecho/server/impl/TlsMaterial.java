@@ -1,5 +1,7 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.FrameEchoOptions;
+
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -57,14 +59,16 @@ final class TlsMaterial {
     try {
       keys = loaded.getKeyCertOptions().getKeyManagerFactory(vertx);
     } catch (Exception e) {
-      throw new VertxException("the TLS key and certificate do not load: " + reason(e, configured.getKeyCertOptions()), e, true);
+      throw new VertxException("the TLS key and certificate do not load" + files(configured.getKeyCertOptions()) + ": "
+        + reason(e, configured.getKeyCertOptions()), e, true);
     }
     requireMatchingPairs(keys);
     if (loaded.getTrustOptions() != null) {
       try {
         loaded.getTrustOptions().getTrustManagerFactory(vertx);
       } catch (Exception e) {
-        throw new VertxException("the TLS trust store (for clientAuth) does not load: " + reason(e, configured.getTrustOptions()), e,
+        throw new VertxException("the TLS trust store (for clientAuth) does not load" + files(configured.getTrustOptions()) + ": "
+          + reason(e, configured.getTrustOptions()), e,
           true);
       }
     }
@@ -118,6 +122,23 @@ final class TlsMaterial {
     } catch (java.security.GeneralSecurityException e) {
       return false;
     }
+  }
+
+  /**
+   * {@code " from key file a.pem, certificate file b.pem"}: the files the material came from, so that the operator
+   * knows which one to look at; empty for material given inline.
+   */
+  private static String files(Object options) {
+    List<String> files = new ArrayList<>();
+    if (options instanceof PemKeyCertOptions pem) {
+      pem.getKeyPaths().forEach(path -> files.add("key file " + path));
+      pem.getCertPaths().forEach(path -> files.add("certificate file " + path));
+    } else if (options instanceof PemTrustOptions pem) {
+      pem.getCertPaths().forEach(path -> files.add("certificate file " + path));
+    } else if (options instanceof KeyStoreOptionsBase store && store.getPath() != null) {
+      files.add("key store " + store.getPath());
+    }
+    return files.isEmpty() ? "" : " from " + String.join(", ", files);
   }
 
   private static KeyCertOptions keyCert(Vertx vertx, KeyCertOptions options) {
@@ -205,5 +226,18 @@ final class TlsMaterial {
       root = root.getCause();
     }
     return root;
+  }
+
+  /** Checks {@code options}' TLS settings and loads their material, binding nothing (see {@code FrameEchoServer.checkTls}). */
+  static Future<Void> check(Vertx vertx, FrameEchoOptions options) {
+    ServerSSLOptions tls;
+    try {
+      options.checkTls();
+      tls = options.serverSslOptions();
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(e);
+    }
+    return tls == null ? Future.succeededFuture()
+      : load(vertx, tls, options.getNetServerOptions().getSslEngineOptions()).mapEmpty();
   }
 }

@@ -6,12 +6,22 @@ import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.TlsOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.transport.Transport;
 import org.junit.jupiter.api.Test;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** What start-up checks and says, where it has logic of its own. */
 class StartupChecksTest {
@@ -32,6 +42,48 @@ class StartupChecksTest {
     HandlerOptions handler = new HandlerOptions();
     assertEquals("echo", StartupChecks.describeHandler(new EchoHandler(), handler));
     assertEquals("application (lambda)", StartupChecks.describeHandler(request -> Future.succeededFuture(request), handler));
+  }
+
+  @Test
+  void keepAliveIsRedissUnlessVertxsOptionsSetIt() {
+    NetServerOptions byDefault = StartupChecks.netServerOptions(new FrameEchoOptions());
+    assertTrue(byDefault.isTcpKeepAlive());
+    assertEquals(300, byDefault.getTcpKeepAliveIdleSeconds());
+    assertEquals(100, byDefault.getTcpKeepAliveIntervalSeconds());
+    assertEquals(3, byDefault.getTcpKeepAliveCount());
+    assertFalse(StartupChecks.netServerOptions(new FrameEchoOptions().setKeepAliveSeconds(0)).isTcpKeepAlive());
+    assertFalse(StartupChecks.netServerOptions(new FrameEchoOptions().setUnixSocket("/tmp/frame-echo-ka.sock")).isTcpKeepAlive());
+    NetServerOptions own = new NetServerOptions().setTcpKeepAlive(true);
+    own.setTcpKeepAliveIdleSeconds(60);
+    NetServerOptions given = StartupChecks.netServerOptions(new FrameEchoOptions().setNetServerOptions(own));
+    assertEquals(60, given.getTcpKeepAliveIdleSeconds());
+    assertEquals(0, given.getTcpKeepAliveCount());
+  }
+
+  /** The accepted socket itself carries the keep-alive times, on epoll where Vert.x sets them. */
+  @Test
+  void anAcceptedSocketProbesAfterTheIdleTime() throws Exception {
+    assumeTrue(Transport.EPOLL.available(), "Vert.x sets the keep-alive times on native transports only");
+    Vertx vertx = Vertx.builder().withTransport(Transport.EPOLL).build();
+    try {
+      CompletableFuture<int[]> seen = new CompletableFuture<>();
+      NetServer server = vertx.createNetServer(StartupChecks.netServerOptions(new FrameEchoOptions().setHost("127.0.0.1").setPort(0)))
+        .connectHandler(socket -> {
+          io.netty.channel.Channel channel = ((io.vertx.core.internal.net.NetSocketInternal) socket).channelHandlerContext().channel();
+          seen.complete(new int[] {
+            Boolean.TRUE.equals(channel.config().getOption(io.netty.channel.ChannelOption.SO_KEEPALIVE)) ? 1 : 0,
+            channel.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPIDLE),
+            channel.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPINTVL),
+            channel.config().getOption(io.netty.channel.epoll.EpollChannelOption.TCP_KEEPCNT)});
+          socket.close();
+        });
+      server.listen().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      try (java.net.Socket client = new java.net.Socket("127.0.0.1", server.actualPort())) {
+        assertArrayEquals(new int[] {1, 300, 100, 3}, seen.get(10, TimeUnit.SECONDS));
+      }
+    } finally {
+      vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
   }
 
   @Test

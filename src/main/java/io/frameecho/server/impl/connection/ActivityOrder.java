@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  * a look at the front. When every slot of {@code maxConnections} is taken, a newcomer takes the slot of the
  * first connection near the front that can give way: connected and quiet for {@code idleGiveWayMs} at least, so
  * that two newcomers cannot evict each other and a client that sends now and then keeps its connection, and owing
- * nothing ({@link Connection#canGiveWay}). One per server instance, on its event loop.
+ * nothing ({@link #canGiveWay}). One per server instance, on its event loop.
  */
 public final class ActivityOrder {
 
@@ -34,8 +34,9 @@ public final class ActivityOrder {
     private Place previous;
     private Place next;
     private boolean listed;
-    /** When the connection was last active, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
+    /** When the connection was last active, and when it joined, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
     long activeNanos;
+    long joinedNanos;
 
     Place(Connection connection) {
       this.connection = connection;
@@ -45,6 +46,12 @@ public final class ActivityOrder {
   private Place first;
   private Place last;
   private int size;
+
+  /** {@code place}'s connection has just been accepted: it takes its place at the end. */
+  void join(Place place) {
+    touch(place);
+    place.joinedNanos = place.activeNanos;
+  }
 
   /** {@code place} was active just now: it goes to the end. */
   void touch(Place place) {
@@ -118,7 +125,7 @@ public final class ActivityOrder {
     long nowNanos = asOfNanos;
     for (int looked = 0; first != null && looked < LOOK_AHEAD; looked++) {
       Place place = first;
-      if (place.connection.canGiveWay(nowNanos)) {
+      if (canGiveWay(place, nowNanos)) {
         return place.connection;
       }
       if (!place.connection.owesNothing()) {
@@ -129,6 +136,16 @@ public final class ActivityOrder {
       }
     }
     return null;
+  }
+
+  /**
+   * Whether {@code place}'s connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet
+   * for {@code idleGiveWayMs} at least, and owing nothing (or gone while it waited for the budget).
+   */
+  private boolean canGiveWay(Place place, long nowNanos) {
+    Connection connection = place.connection;
+    return nowNanos - place.joinedNanos >= giveWayAfterNanos && nowNanos - place.activeNanos >= giveWayAfterNanos
+      && (connection.owesNothing() || connection.leftWhileWaitingForBudget());
   }
 
   /** To the back without a new activity time: it was looked at, not active. */

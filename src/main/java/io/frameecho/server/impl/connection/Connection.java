@@ -14,16 +14,11 @@ import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
-import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.net.SocketAddress;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One client connection: the book's {@code Conn}. Control runs one way through it:
@@ -31,111 +26,83 @@ import java.util.concurrent.TimeUnit;
  *  socket ─▶ {@link #bytes} ─▶ {@link FrameParser} ─frame─▶ {@link #frame} ─▶ {@link Responses} ─▶ {@link ResponseWriter} ─▶ socket
  *            (handle_read)     (try_one_request, parsing)                    (echo / application)    (handle_write)
  *                 └─ then once per read, {@link #afterRead}: asks the parser what is under way, and settles the
- *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link ReadGate})
+ *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link Reading})
  * </pre>
- * What must come back up (the write queue drained, an answer given, a clock ran out, the budget has room)
- * arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
+ * What must come back up (the write queue drained, an answer given, a clock ran out or the budget spoke: {@link
+ * Cutoffs}) arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
  * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
  */
-public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
-  ConnectionTimers.Events, BudgetAccount.Owner {
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
 
-  /** The logger name operators configure, kept from before the packages were split by threading rule. */
-  private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
-  private static final int LOGGED_PAYLOAD_BYTES = 100;
-  /**
-   * At most how long a connection that gave its slot to a newcomer reads and discards after its FIN: it owes
-   * nothing, and until it closes it is a socket beyond {@code maxConnections}.
-   */
+  /** How long a connection that gave its slot to a newcomer lingers at most: until it closes it is beyond the limit. */
   private static final long GAVE_WAY_LINGER_MS = 1000;
-  /**
-   * How long after its accept a connection that has sent nothing yet may still send its first request once shutdown
-   * has begun: a client that connects and sends at once, accepted moments before (or while) the server stops
-   * accepting, is answered rather than closed before its bytes arrive.
-   */
-  static final long FIRST_REQUEST_GRACE_MS = 500;
 
-  private final SocketAddress remote;
-  private final FrameEchoOptions options;
+  final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
-  /** The deployment's rate limits on close lines: a flood of one cause writes a summary, not a line each. */
-  private final ConnectionLogs logs;
+  final ConnectionLog log;
+  private final Cutoffs cutoffs;
   private final Handler<Connection> closedHandler;
-  private final ReadGate gate = new ReadGate();
+  final Reading reading = new Reading();
   private final ActivityOrder order;
-  private final ActivityOrder.Place place = new ActivityOrder.Place(this);
-  private long connectedNanos;
+  final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
-  private ConnectionSocket socket;
-  private FrameParser parser;
+  // The rooms, built at start; the cutoffs look at them too.
+  ConnectionSocket socket;
+  FrameParser parser;
   private BudgetAccount account;
-  private ResponseWriter writer;
-  private Responses responses;
-  private ConnectionTimers timers;
-  private Ticker ticker;
+  ResponseWriter writer;
+  Responses responses;
+  ConnectionTimers timers;
 
-  /** Frames handed over since the last {@link #afterRead}. */
+  /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
-  /** A frame was under way at the last {@link #afterRead}. */
   private boolean frameUnderWay;
   /** The book's {@code want_close}, with its reason (the first wins), and how far the close has gone. */
   private CloseState close = CloseState.OPEN;
   private Throwable ioError;
   /** The client shut down its sending side (or closed): answer what it sent, then close. */
   private boolean inputEnded;
-  /** A byte has arrived: the client has begun its first request. */
+  /** A byte has arrived (the client has begun its first request); a whole request has. */
   private boolean receivedBytes;
-  /** A whole request frame has arrived. */
   private boolean receivedRequest;
-  /** Shutdown has begun and this connection waits, within its first-request grace, for its first request. */
-  private boolean shutdownPending;
-  private long firstRequestTimer = -1;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
-    this.remote = remote;
     this.order = order;
     this.options = options;
     this.metrics = metrics;
-    this.logs = logs;
+    this.log = new ConnectionLog(remote, logs);
+    this.cutoffs = new Cutoffs(this);
     this.closedHandler = closedHandler;
   }
 
-  /**
-   * The book's {@code handle_accept} for one socket: a connection answering with {@code handler}, on the event
-   * loop of {@code context}, which the caller is running on, its clocks on {@code ticker}; it takes its place at
-   * the end of {@code order}; its close lines rate-limited by {@code logs}.
-   */
-  public static Connection accept(AcceptedSocket accepted, Context context, RequestHandler handler, FrameEchoOptions options,
+  /** The book's {@code handle_accept}, on the caller's event loop; {@code loop} runs a task there later. */
+  public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
     Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
-    if (log.isDebugEnabled()) {
-      log.debug("new client from {}", connection.remote);
-    }
+    connection.log.newClient();
     ConnectionSocket socket = accepted.attach(connection, connection::readCap);
-    connection.start(socket, handler, budget, task -> context.runOnContext(v -> task.run()), ticker);
+    connection.start(socket, handler, budget, loop, ticker);
     accepted.deliverEarlyReads(connection);
     return connection;
   }
 
-  /** Builds the rooms; once, on the event loop. {@code loop} runs a task on this connection's event loop later. */
+  /** Builds the rooms; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
-    account = new BudgetAccount(budget, loop, this);
+    account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
-    writer = new ResponseWriter(socket, account);
+    writer = new ResponseWriter(socket, account, log);
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this);
-    timers = new ConnectionTimers(ticker, options.getIdleTimeoutMs(), options.getFrameTimeoutMs(),
-      options.getWriteStallTimeoutMs(), socket::pendingWriteBytes, this);
+    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
+    reading.wire(parser, metrics, timers, account, log);
     timers.start();
-    this.ticker = ticker;
-    connectedNanos = ticker.nanoTime();
-    order.touch(place);
+    order.join(place);
   }
 
   /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
@@ -152,11 +119,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       bytes.release();
       return;
     }
-    if (!gate.isOpen() && socket.resetByPeer()) {
+    if (!reading.isOpen() && socket.resetByPeer()) {
       // Read past a pause: on a reset, epoll reads whether reading is on or not, and the kernel hands over what it had
       // queued before the error. Nobody is left to answer, so none of it is held.
       bytes.release();
-      failed(new IOException("connection reset by peer (" + remote + ") while the server had paused reading it"));
+      failed(new IOException("connection reset by peer while the server had paused reading it"));
       return;
     }
     receivedBytes = true;
@@ -167,9 +134,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   }
 
   /**
-   * The one step after a read (or after frames held while paused were handed over): the frames of the read are
-   * written, and the connection asks the parser what is under way and settles the budget, the frame clock and
-   * the read gate with it.
+   * The one step after a read (or after frames held while paused were handed over): the read's frames are written; the
+   * parser says what is under way, and the budget, the frame clock and want_read settle with it.
    */
   private void afterRead() {
     if (close.decided()) {
@@ -186,13 +152,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (shutdownPending && receivedRequest && !underWay) {
+    if (cutoffs.awaitingFirstRequest() && receivedRequest && !underWay) {
       // The first request(s) after shutdown began have arrived whole: answer them, then close.
       closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
       return;
     }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
-      pauseReading(Reason.OVER_BUFFER_BUDGET);
+      reading.pauseFor(Reason.OVER_BUFFER_BUDGET);
     }
   }
 
@@ -204,7 +170,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   @Override
   public void writable() {
-    if (gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
+    if (reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
       if (!close.stage().closeAsked()) {
         timers.writeDrained();
       }
@@ -212,37 +178,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /**
-   * Shutdown: a connection that owes nothing closes at once; one that owes answers closes after them (the drain);
-   * one accepted less than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent nothing yet first waits that long for
-   * its first request, and is answered.
-   */
   @Override
   public void shutdownRequested() {
-    if (close.decided() || shutdownPending) {
-      return;
-    }
-    if (!receivedBytes) {
-      long leftMs = FIRST_REQUEST_GRACE_MS - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - connectedNanos);
-      if (leftMs > 0) {
-        shutdownPending = true;
-        firstRequestTimer = ticker.schedule(leftMs, this::firstRequestGraceOver);
-        return;
-      }
-    }
-    closeForShutdown();
+    cutoffs.shutdownRequested();
   }
 
-  private void firstRequestGraceOver() {
-    firstRequestTimer = -1;
-    if (!close.decided() && !receivedBytes) {
-      closeForShutdown();
-    }
-    // A request under way finishes first: afterRead closes once it is whole (frameTimeoutMs and the shutdown
-    // deadline bound the wait).
-  }
-
-  private void closeForShutdown() {
+  /** Shutdown: owing nothing, at once; owing answers, after them (the drain). */
+  void closeForShutdown() {
     if (owesNothing()) {
       close = close.decideIdle();
     }
@@ -256,12 +198,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
     framesSinceSettled++;
-    if (log.isTraceEnabled()) {
-      int length = held - Frames.HEADER_SIZE;
-      byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
-      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
-      log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
-    }
+    log.frameComplete(frame);
     receivedRequest = true;
     timers.requestArrived();
     long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
@@ -275,14 +212,12 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void failed(Throwable error) {
     if (error instanceof FrameTooLargeException e) {
       metrics.protocolError();
-      if (logs.protocolError.logNow(remote)) {
-        log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
-          remote, e.length(), e.maxFrameSize());
-      }
+      log.protocolError(e);
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
     } else {
       if (!close.decided()) {
         ioError = error;
+        log.wantClose(CloseReason.IO_ERROR, false);
       }
       close = close.decide(CloseReason.IO_ERROR);
       forceClose();
@@ -294,51 +229,19 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Responses handed over may have filled the write queue, or taken every answer slot: reading stops. */
   private void stopReadingIfFull() {
     if (writer.queueFilled()) {
-      pauseReading(Reason.WRITE_QUEUE_FULL);
+      reading.pauseFor(Reason.WRITE_QUEUE_FULL);
     }
     if (responses.full()) {
-      pauseReading(Reason.TOO_MANY_IN_FLIGHT);
+      reading.pauseFor(Reason.TOO_MANY_IN_FLIGHT);
     }
   }
 
-  private void pauseReading(Reason reason) {
-    boolean wasOpen = gate.isOpen();
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    if (!gate.pause(reason)) {
-      return;
+  /** Frames received while paused are handed over when reading starts again, then the socket is read again. */
+  void resumeReading(Reason reason) {
+    if (reading.resumeFrom(reason)) {
+      afterRead();
+      endIfInputDone();
     }
-    if (wasOpen) {
-      parser.pause();
-      metrics.readingPaused();
-      // Time the server keeps a frame from being read is not the client's: the budget bounds its own waits (its turns).
-      timers.readingPaused();
-    }
-    if (!serverPaused && reason != Reason.OVER_BUFFER_BUDGET) {
-      account.serverPaused(true);
-    }
-    if (reason == Reason.WRITE_QUEUE_FULL) {
-      timers.writeWaiting();
-    }
-  }
-
-  private void resumeReading(Reason reason) {
-    boolean serverPaused = gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
-    boolean opened = gate.resume(reason);
-    if (serverPaused && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)) {
-      account.serverPaused(false);
-    }
-    if (!opened) {
-      return;
-    }
-    timers.readingResumed();
-    metrics.readingResumed();
-    if (gate.isShut()) {
-      return;
-    }
-    // Frames received while paused are handed over now, then the socket is read again.
-    parser.resume();
-    afterRead();
-    endIfInputDone();
   }
 
   // ---- answers ----
@@ -355,123 +258,48 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   @Override
   public void handlerFailed(Throwable cause) {
-    if (logs.handlerFailed.logNow(new FailedFrom(remote, cause))) {
-      log.warn("{} closing: request handler failed: {}", remote, cause.toString());
-    }
+    log.handlerFailed(cause);
     closeAfterAnswers(CloseReason.HANDLER_FAILED);
   }
 
-  // ---- the budget ----
+  // ---- for the cutoffs ----
 
-  @Override
-  public void budgetHasRoom() {
-    resumeReading(Reason.OVER_BUFFER_BUDGET);
+  Cutoffs cutoffs() {
+    return cutoffs;
   }
 
-  @Override
-  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
-    if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its admitted frame holds {} bytes and read less than {} bytes in {} ms "
-          + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, heldBytes, BudgetAccount.MIN_PROGRESS, stalledMs, waiting, used, limit);
-    }
-    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+  CloseState closeState() {
+    return close;
   }
 
-  /**
-   * The budget is spent, others wait, and this connection's held bytes have not moved for {@code graceMs}: if the kernel
-   * has sent its client no byte for a quarter of {@code writeStallTimeoutMs} (the write-stall clock's own look; at least
-   * {@code graceMs}) while its responses wait, they would stay held until that clock ends it, and every waiting frame
-   * with them; so it is cut now, as a write stall is. Only where the kernel can tell (epoll's TCP_INFO): Netty's own
-   * count moves only once the kernel's buffer has drained a good part, so on it a slow reader looks like one that reads
-   * nothing. A slow reader is sent data each time it frees a segment's worth of its window: over loopback (64 KiB
-   * segments) every 2.6 s at 50 KB/s (measured), so it is kept; one at 10 KB/s may be cut.
-   */
-  @Override
-  public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
-    long writeStallMs = options.getWriteStallTimeoutMs();
-    if (close.stage().cut() || writeStallMs == 0 || !writeStalledNow()) {
-      return;
-    }
-    long sinceDataSent = socket.msSinceDataSent();
-    long stalledMs = Math.min(sinceDataSent, timers.msWithoutWriteProgress());
-    if (sinceDataSent < 0 || stalledMs < Math.max(graceMs, writeStallMs / 4)) {
-      return;
-    }
-    if (logs.budgetEvicted.logNow(remote)) {
-      log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while its responses were "
-          + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
-        remote, stalledMs, waiting, used, limit);
-    }
-    close = close.overrulingShutdown(CloseReason.BUDGET_EVICTED);
-    forceClose();
+  boolean receivedBytes() {
+    return receivedBytes;
   }
 
-  /** Its client takes no response byte: its write queue is full and reading paused for it, or a close waits to flush. */
-  private boolean writeStalledNow() {
-    return close.stage().closeAsked() ? !socket.lingering() : gate.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull();
-  }
-
-  // ---- the clocks ----
-
-  @Override
-  public boolean idle(long idleMs) {
-    if (close.decided()) {
-      return true;
-    }
-    if (responses.awaiting() || !gate.isOpen() || !parser.atFrameBoundary()) {
-      return false;
-    }
-    if (log.isDebugEnabled()) {
-      log.debug("{} closing: no request for {} ms (idleTimeoutMs)", remote, idleMs);
-    }
-    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
-    return true;
-  }
-
-  @Override
-  public void frameTimedOut(long elapsedMs) {
-    if (close.decided() || parser.atFrameBoundary()) {
-      return;
-    }
-    if (logs.frameTimeout.logNow(remote)) {
-      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading) is still incomplete "
-          + "after {} bytes (frameTimeoutMs)",
-        remote, elapsedMs, parser.bufferedBytes());
-    }
-    closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
-  }
-
-  @Override
-  public void writeStalled() {
-    if (close.stage().cut() || !writeStalledNow()) {
-      return;
-    }
-    if (logs.writeStall.logNow(remote)) {
-      log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, timers.writeStallTimeoutMs());
-    }
-    close = close.overrulingShutdown(CloseReason.WRITE_STALL);
+  /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
+  void cut(CloseReason reason) {
+    close = close.overrulingShutdown(reason);
+    log.wantClose(close.reason(), false);
     forceClose();
   }
 
   // ---- want_close ----
 
-  /**
-   * After the client's input ended: once everything it sent has been read (reading is not paused, so
-   * nothing waits in the socket), the end is decided and the connection closes after its answers.
-   */
+  /** After the client's input ended and all it sent was read (reading not paused), the end is decided. */
   private void endIfInputDone() {
-    if (inputEnded && !close.decided() && gate.isOpen()) {
+    if (inputEnded && !close.decided() && reading.isOpen()) {
       closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
   /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
-  private void closeAfterAnswers(CloseReason reason) {
+  void closeAfterAnswers(CloseReason reason) {
+    if (!close.decided()) {
+      log.wantClose(reason, true);
+    }
     close = close.decide(reason);
-    gate.shut();
+    reading.stopForGood();
     order.remove(place);
-    parser.pause();
     // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
     account.closing(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -482,8 +310,10 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided() && !responses.awaiting() && !close.stage().closeAsked()) {
       responses.flush();
       close = close.closeAsked();
-      // The close flushes what is queued first; a peer that never reads must not hold it open for ever.
-      timers.writeWaiting();
+      // A close flushes what is queued first: a peer that never reads must not hold it open for ever.
+      if (socket.pendingWriteBytes() != 0) {
+        timers.writeWaiting();
+      }
       if (close.stage().idle()) {
         socket.closeOwingNothing();
       } else {
@@ -493,17 +323,17 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /** Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket. */
+  /** Closes at once, dropping what is queued: for a peer that does not read, or a broken socket. */
   private void forceClose() {
     close = close.cut();
     socket.closeNow();
   }
 
-  /** Cuts a connection that shutdown could not drain in time (one lingering has delivered everything). */
+  /** Cuts a connection shutdown could not drain in time: only a cut before its FIN loses what it owed. */
   public void cut() {
-    // One lingering has delivered everything: only a cut before its FIN loses what it owed.
     boolean undelivered = !socket.lingering();
     close = close.decide(CloseReason.SERVER_SHUTDOWN);
+    log.wantClose(close.reason(), false);
     close = undelivered ? close.cutAtDeadline() : close.cut();
     socket.closeNow();
   }
@@ -520,50 +350,28 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     parser.releaseBuffers();
     order.remove(place);
     timers.cancelAll();
-    if (firstRequestTimer >= 0) {
-      ticker.cancel(firstRequestTimer);
-      firstRequestTimer = -1;
-    }
-    if (gate.clear()) {
-      metrics.readingResumed();
-    }
+    reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
-    // Last, so that the line means every count has been settled.
-    if (log.isDebugEnabled()) {
-      if (ioError == null) {
-        log.debug("{} {}", remote, close.reason());
-      } else {
-        log.debug("{} {}: {}", remote, close.reason(), ioError.getMessage());
-      }
-    }
+    log.socketClosed(close.reason());
+    log.closed(close.reason(), ioError);
+  }
+
+  // ---- giving way ----
+
+  /** Not closing, no answer awaited, no frame under way, reading not paused, nothing in the write queue. */
+  @Override
+  public boolean owesNothing() {
+    return reading.isOpen() && owesNothingWhateverTheGate();
   }
 
   /**
-   * Whether this connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet for
-   * {@code idleGiveWayMs} at least, and owing nothing ({@link #owesNothing}).
+   * Paused for the budget alone, owing nothing else, its client gone: unread, it would keep its slot until the budget
+   * has room. Asks the kernel, so only when a newcomer needs the slot.
    */
-  boolean canGiveWay(long nowNanos) {
-    return nowNanos - connectedNanos >= order.giveWayAfterNanos && nowNanos - place.activeNanos >= order.giveWayAfterNanos
-      && (owesNothing() || leftWhileWaitingForBudget());
-  }
-
-  /**
-   * Paused for the budget alone, at a frame boundary, owing nothing, and its client has closed its side: a paused
-   * socket is not read, so the server would see that end only once the budget has room again, and until then the
-   * connection would keep its slot. Asks the kernel, so only when a newcomer needs the slot.
-   */
-  private boolean leftWhileWaitingForBudget() {
-    return gate.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !gate.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
+  boolean leftWhileWaitingForBudget() {
+    return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
       && owesNothingWhateverTheGate() && socket.clientClosed();
-  }
-
-  /**
-   * Not closing, no answer awaited, no frame under way, reading not paused, nothing left in the write queue.
-   * (Responses the kernel has taken and the client has not read yet are beyond what the server can see.)
-   */
-  boolean owesNothing() {
-    return gate.isOpen() && owesNothingWhateverTheGate();
   }
 
   private boolean owesNothingWhateverTheGate() {
@@ -588,13 +396,5 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** True when shutdown closed it at once because it owed nothing (and nothing was cut). */
   public boolean closedIdle() {
     return close.ending() == null ? close.stage().idle() : close.ending() == CloseState.Ending.CLOSED_IDLE;
-  }
-
-  /** A failed handler's sample in its summary line; formatted only if that line is written. */
-  private record FailedFrom(SocketAddress remote, Throwable cause) {
-    @Override
-    public String toString() {
-      return "from " + remote + ": " + cause;
-    }
   }
 }

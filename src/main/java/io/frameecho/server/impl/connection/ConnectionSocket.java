@@ -31,6 +31,15 @@ public interface ConnectionSocket {
 
     /** The socket is closed, for whatever reason. */
     void closed();
+
+    /**
+     * Whether the connection owes its client nothing now (see {@code Connection.owesNothing}): an end of input then
+     * closes the socket at once, as a plain Netty server's does. False keeps the socket half-open at an end of input
+     * until the connection has answered.
+     */
+    default boolean owesNothing() {
+      return false;
+    }
   }
 
   /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */

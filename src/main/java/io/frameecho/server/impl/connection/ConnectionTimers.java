@@ -1,17 +1,19 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.shared.Ticker;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * A connection's three clocks, each off at 0: {@code idleTimeoutMs} (no complete request), {@code
+ * A connection's clocks, the first three off at 0: {@code idleTimeoutMs} (no complete request), {@code
  * frameTimeoutMs} (a started frame not complete: slowloris) and {@code writeStallTimeoutMs} (responses
- * not read, or a close that cannot flush). The connection tells them what happens; each that runs out
- * sends it one {@link Events event}, and the connection decides. A timer is re-armed rather than reset per
- * request, so a busy connection costs one clock read per frame, not a timer. Time comes from a
- * {@link Ticker}: Vert.x's timers, or a virtual clock in tests.
+ * not read, or a close that cannot flush); and, once shutdown has begun, the wait for a first request. The
+ * connection tells them what happens; each that runs out sends it one {@link Events event}, and the connection
+ * decides. A timer is re-armed rather than reset per request, so a busy connection costs one clock read per frame,
+ * not a timer; none is armed at accept unless {@code idleTimeoutMs} is on. Time comes from a {@link Ticker}: Vert.x's
+ * timers, or a virtual clock in tests.
  */
 final class ConnectionTimers {
 
@@ -30,12 +32,14 @@ final class ConnectionTimers {
 
     /** No response byte was taken for {@code writeStallTimeoutMs} since the queue filled, or a close began to flush. */
     void writeStalled();
+
+    /** The wait {@link #awaitFirstRequest} began has ended. */
+    void firstRequestGraceOver();
   }
 
   private final Ticker ticker;
-  private final long idleTimeoutMs;
-  private final long frameTimeoutMs;
-  private final long writeStallTimeoutMs;
+  /** The three timeouts: the server's options, read where used (a connection keeps no copy). */
+  private final FrameEchoOptions options;
   /** The socket's response bytes not yet taken by the client. */
   private final LongSupplier pendingWriteBytes;
   private final Events events;
@@ -54,33 +58,64 @@ final class ConnectionTimers {
   private long idleTimer = -1;
   private long frameTimer = -1;
   private long writeTimer = -1;
+  private long firstRequestTimer = -1;
 
-  ConnectionTimers(Ticker ticker, long idleTimeoutMs, long frameTimeoutMs, long writeStallTimeoutMs,
+  ConnectionTimers(Ticker ticker, FrameEchoOptions options,
                    LongSupplier pendingWriteBytes, Events events) {
     this.ticker = ticker;
-    this.idleTimeoutMs = idleTimeoutMs;
-    this.frameTimeoutMs = frameTimeoutMs;
-    this.writeStallTimeoutMs = writeStallTimeoutMs;
+    this.options = options;
     this.pendingWriteBytes = pendingWriteBytes;
     this.events = events;
   }
 
   void start() {
+    long idleTimeoutMs = options.getIdleTimeoutMs();
     if (idleTimeoutMs > 0) {
       lastRequestNanos = ticker.nanoTime();
       idleTimer = ticker.schedule(idleTimeoutMs, this::onIdleTimer);
     }
   }
 
+  /**
+   * Shutdown began before the connection's first request: if it started (at {@code startedNanos}) less than {@code
+   * graceMs} ago, it waits the rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.
+   */
+  boolean awaitFirstRequest(long graceMs, long startedNanos) {
+    if (firstRequestTimer >= 0) {
+      return true;
+    }
+    long leftMs = graceMs - TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos);
+    if (leftMs <= 0) {
+      return false;
+    }
+    firstRequestTimer = ticker.schedule(leftMs, () -> {
+      firstRequestTimer = -1;
+      events.firstRequestGraceOver();
+    });
+    return true;
+  }
+
+  /**
+   * How long the client has been sent nothing while its responses wait, for the budget's cut of a client that reads
+   * no response: the least of {@code msSinceDataSent} (the kernel's TCP_INFO: it grows while the client reads nothing,
+   * and between a slow reader's window updates, every 2.6 s at 50 KB/s over loopback, measured) and this clock's own
+   * look; -1 where the kernel cannot tell (Netty's own count moves only once the kernel's buffer has drained a good part,
+   * so on it a slow reader looks like one that reads nothing).
+   */
+  long msSentNothing(long msSinceDataSent) {
+    return msSinceDataSent < 0 ? -1 : Math.min(msSinceDataSent, msWithoutWriteProgress());
+  }
+
   /** A request frame is complete: the idle clock restarts. */
   void requestArrived() {
-    if (idleTimeoutMs > 0) {
+    if (options.getIdleTimeoutMs() > 0) {
       lastRequestNanos = ticker.nanoTime();
     }
   }
 
   /** The first bytes of a frame have arrived. */
   void frameStarted() {
+    long frameTimeoutMs = options.getFrameTimeoutMs();
     if (frameTimeoutMs > 0) {
       frameStartedNanos = ticker.nanoTime();
       frameNanosPaused = 0;
@@ -114,7 +149,7 @@ final class ConnectionTimers {
       pendingAtWriteCheck = pendingWriteBytes.getAsLong();
       writeProgressNanos = ticker.nanoTime();
     }
-    if (writeTimer < 0 && writeStallTimeoutMs > 0) {
+    if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
       writeTimer = ticker.schedule(writeCheckMs(), this::onWriteStall);
     }
   }
@@ -147,7 +182,7 @@ final class ConnectionTimers {
    * two timeouts. Four looks close it within a quarter more than one.
    */
   private long writeCheckMs() {
-    return Math.max(1, writeStallTimeoutMs / 4);
+    return Math.max(1, options.getWriteStallTimeoutMs() / 4);
   }
 
   /** The write queue drained: the write-stall clock stops. */
@@ -161,6 +196,7 @@ final class ConnectionTimers {
 
   private void onIdleTimer() {
     idleTimer = -1;
+    long idleTimeoutMs = options.getIdleTimeoutMs();
     long idleMs = TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - lastRequestNanos);
     if (idleMs < idleTimeoutMs) {
       idleTimer = ticker.schedule(idleTimeoutMs - idleMs, this::onIdleTimer);
@@ -171,6 +207,7 @@ final class ConnectionTimers {
 
   private void onFrameTimer() {
     frameTimer = -1;
+    long frameTimeoutMs = options.getFrameTimeoutMs();
     long now = ticker.nanoTime();
     // Time the server kept reading paused is its own choice, not the client's slowness: it does not count.
     long paused = frameNanosPaused + (pausedSinceNanos >= 0 ? now - pausedSinceNanos : 0);
@@ -185,6 +222,7 @@ final class ConnectionTimers {
   /** A stall is no progress for {@code writeStallTimeoutMs}: a client that reads, however slowly, keeps its connection. */
   private void onWriteStall() {
     writeTimer = -1;
+    long writeStallTimeoutMs = options.getWriteStallTimeoutMs();
     long now = ticker.nanoTime();
     noteWriteProgress(now);
     long stalledMs = TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
@@ -196,15 +234,15 @@ final class ConnectionTimers {
   }
 
   long writeStallTimeoutMs() {
-    return writeStallTimeoutMs;
+    return options.getWriteStallTimeoutMs();
   }
 
   void cancelAll() {
-    for (long id : new long[] {idleTimer, frameTimer, writeTimer}) {
+    for (long id : new long[] {idleTimer, frameTimer, writeTimer, firstRequestTimer}) {
       if (id >= 0) {
         ticker.cancel(id);
       }
     }
-    idleTimer = frameTimer = writeTimer = -1;
+    idleTimer = frameTimer = writeTimer = firstRequestTimer = -1;
   }
 }

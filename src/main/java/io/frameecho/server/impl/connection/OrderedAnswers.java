@@ -27,8 +27,23 @@ final class OrderedAnswers implements Responses {
     void handlerFailed(Throwable cause);
   }
 
-  /** An answer the application has not given yet, with the request bytes it holds in the budget. */
-  private record Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+  /**
+   * An answer the application has not given yet, with the request bytes it holds in the budget until the answer is
+   * written, or, once the connection has dropped it, until the answer completes: till then the handler may hold the
+   * request (an event-bus message in flight to a node).
+   */
+  private static final class Awaited {
+    final Future<Buffer> answer;
+    final int heldBytes;
+    final long receivedNanos;
+    /** Its bytes left the budget (written, or released). */
+    boolean settled;
+
+    Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+      this.answer = answer;
+      this.heldBytes = heldBytes;
+      this.receivedNanos = receivedNanos;
+    }
   }
 
   private final RequestHandler handler;
@@ -67,23 +82,33 @@ final class OrderedAnswers implements Responses {
     if (awaited.isEmpty() && answer.isComplete()) {
       return write(answer, heldBytes, receivedNanos);
     }
-    awaited.add(new Awaited(answer, heldBytes, receivedNanos));
-    answer.onComplete(ar -> writeAnswered());
+    Awaited entry = new Awaited(answer, heldBytes, receivedNanos);
+    awaited.add(entry);
+    answer.onComplete(ar -> writeAnswered(entry));
     return full();
   }
 
   /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
-  private void writeAnswered() {
+  private void writeAnswered(Awaited completed) {
     if (dropped) {
-      // The connection has closed: an answer that comes after is nobody's.
+      // The connection has closed: an answer that comes after is nobody's, and the handler has let go of its request.
+      settle(completed);
       return;
     }
     Awaited head;
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
+      head.settled = true;
       write(head.answer, head.heldBytes, head.receivedNanos);
     }
     listener.answered();
+  }
+
+  private void settle(Awaited entry) {
+    if (!entry.settled) {
+      entry.settled = true;
+      budget.release(entry.heldBytes);
+    }
   }
 
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
@@ -127,7 +152,10 @@ final class OrderedAnswers implements Responses {
     boolean lost = !awaited.isEmpty();
     Awaited next;
     while ((next = awaited.poll()) != null) {
-      budget.release(next.heldBytes);
+      if (next.answer.isComplete()) {
+        settle(next);
+      }
+      // else: released when it completes, as the handler lets go of the request.
     }
     return lost;
   }

@@ -5,7 +5,7 @@ package io.frameecho.server.impl.connection;
  * reason stands and opens when the last one clears, unless the connection is closing ({@link #shut}). The
  * gate only keeps the reasons; the {@link Connection} turns its answers into the parser's pause and resume.
  */
-final class ReadGate {
+class ReadGate {
 
   /** Why reading is paused. */
   enum Reason {

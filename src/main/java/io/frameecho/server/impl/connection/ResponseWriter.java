@@ -14,14 +14,16 @@ final class ResponseWriter {
 
   private final ConnectionSocket socket;
   private final BudgetAccount budget;
+  private final ConnectionLog log;
   /** A write took the queue over its mark since the connection last asked. */
   private boolean filled;
   /** A response could not be written: the connection ends cut rather than drained. */
   private boolean lost;
 
-  ResponseWriter(ConnectionSocket socket, BudgetAccount budget) {
+  ResponseWriter(ConnectionSocket socket, BudgetAccount budget, ConnectionLog log) {
     this.socket = socket;
     this.budget = budget;
+    this.log = log;
   }
 
   /**
@@ -29,12 +31,20 @@ final class ResponseWriter {
    * is over its mark now.
    */
   boolean write(ByteBuf frames, int heldBytes) {
+    boolean tracing = log.tracingWrites();
+    int bytes = tracing ? frames.readableBytes() : 0;
     if (heldBytes > 0) {
       socket.write(frames).onComplete(ar -> written(heldBytes, ar.succeeded()));
+    } else if (tracing) {
+      socket.write(frames).onComplete(ar -> log.answersWritten(bytes, ar.succeeded()));
     } else {
       socket.write(frames);
     }
-    return filled |= socket.writeQueueFull();
+    filled |= socket.writeQueueFull();
+    if (tracing) {
+      log.answersQueued(bytes, socket.writeQueueFull());
+    }
+    return filled;
   }
 
   /**
@@ -49,10 +59,15 @@ final class ResponseWriter {
     if (length > 0) {
       socket.write(payload).onComplete(ar -> written(length, ar.succeeded()));
     }
-    return filled |= socket.writeQueueFull();
+    filled |= socket.writeQueueFull();
+    if (log.tracingWrites()) {
+      log.answersQueued(Frames.HEADER_SIZE + length, socket.writeQueueFull());
+    }
+    return filled;
   }
 
   private void written(int heldBytes, boolean succeeded) {
+    log.answersWritten(heldBytes, succeeded);
     budget.release(heldBytes);
     if (!succeeded) {
       lost = true;

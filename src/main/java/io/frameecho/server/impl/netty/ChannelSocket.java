@@ -61,6 +61,8 @@ public final class ChannelSocket implements ConnectionSocket {
   private boolean inputShutdown;
   /** The FIN is out after the last response; reads are discarded until the client closes. */
   private boolean lingering;
+  /** The channel's {@code ALLOW_HALF_CLOSURE}, as this socket last set it ({@link Watch#channelReadComplete}). */
+  private boolean halfClosureAllowed;
 
   private ChannelSocket(NetSocket socket) {
     this.socket = socket;
@@ -97,17 +99,32 @@ public final class ChannelSocket implements ConnectionSocket {
   static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events) {
     ChannelSocket attached = new ChannelSocket(socket);
     attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
-    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it.
-    socket.setWriteQueueMaxSize(writeQueueMaxSize);
-    attached.channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it. Netty's own
+    // (64 KiB, 32 KiB) are the default's: then nothing is set, and no object kept per connection.
+    ChannelConfig config = attached.channel.config();
+    if (config.getWriteBufferHighWaterMark() != writeQueueMaxSize || config.getWriteBufferLowWaterMark() != writeQueueMaxSize / 2) {
+      socket.setWriteQueueMaxSize(writeQueueMaxSize);
+    }
+    attached.allowHalfClosure(true);
+    Listener.presetNewcomers(socket);
     EpollProbe.FOUND.forServer(attached.channel);
     attached.channel.pipeline().addBefore("handler", WATCH, attached.new Watch(context, events));
     socket.drainHandler(v -> events.writable());
     socket.closeHandler(v -> events.closed());
     socket.shutdownHandler(VertxLine.anyArgument(events::shutdownRequested));
     socket.exceptionHandler(events::failed);
-    VertxLine.FOUND.readNettyBuffers(attached.internal, events::bytes);
+    VertxLine.FOUND.readNettyBuffers(attached.internal, bytes -> {
+      attached.allowHalfClosure(true);
+      events.bytes(bytes);
+    });
     return attached;
+  }
+
+  private void allowHalfClosure(boolean allowed) {
+    if (halfClosureAllowed != allowed) {
+      halfClosureAllowed = allowed;
+      channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, allowed);
+    }
   }
 
   /** The end of the input and writability, told to the connection on its context. */
@@ -115,10 +132,28 @@ public final class ChannelSocket implements ConnectionSocket {
 
     private final Context context;
     private final Events events;
+    /** The connection runs on this channel's event loop, so its state can be read from the pipeline's events. */
+    private final boolean onChannelLoop;
 
     Watch(Context context, Events events) {
       this.context = context;
       this.events = events;
+      this.onChannelLoop = context.isEventLoopContext() && channel.eventLoop().inEventLoop();
+    }
+
+    /**
+     * The half-closure rule: a socket stays half-open at an end of input only while its connection owes the client
+     * something (from its first byte read until a read completes with nothing owed); owing nothing, it closes there, as
+     * a plain Netty server does: no input shut down, no interest-set change, no task. Every transport tells an end of
+     * input after the reads before it, so a request read just before its end has set half-closure again. Netty's epoll
+     * and NIO transports fire this before they act on an end of input read in the same pass.
+     */
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+      if (halfClosureAllowed && onChannelLoop && !inputShutdown && !lingering && events.owesNothing()) {
+        allowHalfClosure(false);
+      }
+      super.channelReadComplete(ctx);
     }
 
     @Override

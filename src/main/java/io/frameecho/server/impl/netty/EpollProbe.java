@@ -2,13 +2,15 @@ package io.frameecho.server.impl.netty;
 
 import io.netty.channel.Channel;
 
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Netty's epoll channels beyond their public API: changes to a channel's interest set, on its event loop, while it is
- * registered (two at accept, one once its input has ended), and two fields of its TCP_INFO.
+ * registered (two at accept, unless given before registration, one once its input has ended), and two fields of its
+ * TCP_INFO.
  * <ul>
  *   <li><b>EPOLLERR kept.</b> Netty's epoll transport from 4.2.13 on (4.2.18, the newest, included; 4.2.12 does
  *   not): a channel whose interest set empties (its input half-closed, nothing waiting to be written) is taken out
@@ -52,6 +54,8 @@ final class EpollProbe {
 
   /** The interest-set changes, or null when they are off. */
   private final Interest interest;
+  /** The channel's interest-set field, written before registration ({@link #preset}); null when off. */
+  private final Preset preset;
   /** {@code tcpInfo().state()}, or null when off. */
   private final TcpInfoField state;
   /** {@code tcpInfo().lastDataSent()}, or null when off. */
@@ -68,6 +72,7 @@ final class EpollProbe {
       present = false;
     }
     Interest interest = null;
+    Preset preset = null;
     TcpInfoField state = null;
     TcpInfoField lastDataSent = null;
     if (present) {
@@ -76,6 +81,13 @@ final class EpollProbe {
       } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
         off.add("the interest-set changes (EPOLLERR kept against Netty 4.2.13+'s half-close, EPOLLRDHUP dropped so that "
           + "a paused socket is not read, edge-triggered once the input has ended) are off: " + e);
+      }
+      try {
+        // Serves the interest-set changes alone: off with them.
+        preset = interest == null ? null : Preset.find(lookup);
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        off.add("accepted sockets are not given their interest set before Netty registers them, so each costs two more "
+          + "epoll_ctl calls at accept: " + e);
       }
       try {
         state = TcpInfoField.find(lookup, "state");
@@ -90,8 +102,21 @@ final class EpollProbe {
       }
     }
     this.interest = interest;
+    this.preset = preset;
     this.state = state;
     this.lastDataSent = lastDataSent;
+  }
+
+  /**
+   * Gives an accepted channel, not registered yet, the interest set {@link #forServer} gives it: Netty's registration
+   * then adds the socket to epoll with it, and {@code forServer} finds nothing to change (at accept, no system call
+   * beyond Netty's own). Not an epoll channel, or registered already: nothing. On the listener's event loop.
+   */
+  void preset(Object accepted) {
+    if (preset != null && accepted instanceof Channel channel && interest.channel.isInstance(channel)
+        && !channel.isRegistered()) {
+      preset.apply(channel);
+    }
   }
 
   /** In this order: a set emptied for a moment would take the channel out of epoll. On its event loop, once registered. */
@@ -166,6 +191,26 @@ final class EpollProbe {
         method.invoke(channel, flag);
       } catch (ReflectiveOperationException e) {
         channel.pipeline().fireExceptionCaught(e.getCause() != null ? e.getCause() : e);
+      }
+    }
+  }
+
+  /** {@code AbstractEpollChannel.ops} and {@code EpollIoOps}' {@code with} and {@code without}, with the two flags. */
+  private record Preset(Field ops, Method with, Method without, Object epollErr, Object epollRdHup) {
+
+    static Preset find(Lookup lookup) throws ReflectiveOperationException {
+      Field ops = lookup.find(EPOLL + "AbstractEpollChannel").getDeclaredField("ops");
+      ops.setAccessible(true);
+      Class<?> type = lookup.find(EPOLL + "EpollIoOps");
+      return new Preset(ops, type.getMethod("with", type), type.getMethod("without", type), type.getField("EPOLLERR").get(null),
+        type.getField("EPOLLRDHUP").get(null));
+    }
+
+    void apply(Channel channel) {
+      try {
+        ops.set(channel, without.invoke(with.invoke(ops.get(channel), epollErr), epollRdHup));
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        // Left as Netty made it: forServer changes it once registered.
       }
     }
   }

@@ -11,6 +11,11 @@ public final class Internals {
   private Internals() {
   }
 
+  /** The Vert.x version running, as its jar says it. */
+  public static String vertxVersion() {
+    return VertxLine.vertxVersion();
+  }
+
   /** One line: the Vert.x version, how reads reach a connection on it, and what epoll channels change. */
   public static String description() {
     return VertxLine.FOUND.description() + EpollProbe.FOUND.description();
@@ -29,6 +34,16 @@ public final class Internals {
     off.addAll(epoll.off().stream().map(item -> "on epoll, " + item).toList());
     return off.isEmpty() ? null : "frame-echo runs without some of Netty's and Vert.x's internals, each lookup turning off only "
       + "what it serves: " + String.join("; ", off);
+  }
+
+  /** Whether {@code io.netty:netty-codec-haproxy}, which {@link ProxyHeader} needs, is on the class path. */
+  public static boolean proxyCodecPresent() {
+    try {
+      Class.forName("io.netty.handler.codec.haproxy.HAProxyMessageDecoder", false, Internals.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */

@@ -1,6 +1,10 @@
 package io.frameecho.server.impl.netty;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.EventExecutor;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -34,6 +38,34 @@ public final class Listener {
   public static Listener of(NetSocket socket) {
     Channel parent = VertxLine.channelOf(socket).parent();
     return parent == null ? null : new Listener(parent);
+  }
+
+  /**
+   * Once per listening channel, from its first accepted socket on: each socket the listener accepts from then on is
+   * given its interest set before Netty registers it ({@link EpollProbe#preset}), so that the accept costs no system
+   * call beyond Netty's own. The listener may be shared with other servers on the port; the interest set is harmless
+   * to them (EPOLLERR is reported whether asked for or not; without EPOLLRDHUP, the end of input is seen as a read).
+   * Any thread.
+   */
+  public static void presetNewcomers(NetSocket socket) {
+    Channel parent = VertxLine.channelOf(socket).parent();
+    if (parent != null && parent.attr(PRESET).setIfAbsent(Boolean.TRUE) == null) {
+      parent.eventLoop().execute(() -> parent.pipeline().addFirst(PRESET_HANDLER, NEWCOMERS));
+    }
+  }
+
+  private static final AttributeKey<Boolean> PRESET = AttributeKey.valueOf("frame-echo.preset-newcomers");
+  static final String PRESET_HANDLER = "frame-echo-preset";
+  /** On the listener's event loop: each accepted channel passes it before Netty's acceptor registers it. */
+  private static final ChannelHandler NEWCOMERS = new Newcomers();
+
+  @ChannelHandler.Sharable
+  private static final class Newcomers extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object accepted) {
+      EpollProbe.FOUND.preset(accepted);
+      ctx.fireChannelRead(accepted);
+    }
   }
 
   /**

@@ -127,7 +127,7 @@ final class VertxLine {
     return (Handler) handler;
   }
 
-  private static String vertxVersion() {
+  static String vertxVersion() {
     try (InputStream in = Vertx.class.getClassLoader().getResourceAsStream("META-INF/vertx/vertx-version.txt")) {
       return in == null ? "(version unknown)" : new String(in.readAllBytes(), StandardCharsets.UTF_8).trim();
     } catch (IOException e) {

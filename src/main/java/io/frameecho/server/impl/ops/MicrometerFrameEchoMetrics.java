@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.ops;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.EventBusFailure;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
@@ -20,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One server's meters, named {@code frame_echo_*} in Prometheus and tagged {@code server}: made once per registry
@@ -38,6 +40,11 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   private final Map<CloseReason, Counter> closed = new EnumMap<>(CloseReason.class);
   private final Map<HandshakeFailure, Counter> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   private final AtomicInteger paused = new AtomicInteger();
+  private final Map<EventBusFailure, Counter> eventBusFailed = new EnumMap<>(EventBusFailure.class);
+  private final Counter eventBusResent;
+  private final AtomicLong eventBusHeld = new AtomicLong();
+  /** 1 while the event-bus address has a consumer, 0 when a request or probe found none, -1 before either (no handler). */
+  private final AtomicInteger eventBusConsumer = new AtomicInteger(-1);
   /** The limits of the servers with this tag: the gauges add them up. */
   private final Set<ConnectionLimits> limits = ConcurrentHashMap.newKeySet();
   /** Tags every meter of this server carries. */
@@ -68,9 +75,25 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
         .description("Connections ended, by reason (timeouts included)").register(registry));
     }
     for (HandshakeFailure why : HandshakeFailure.values()) {
-      handshakesFailed.put(why, Counter.builder("frame.echo.tls.handshakes.failed").tags(tags).tag("cause", why.tag())
-        .description("TLS handshakes that did not complete, by cause (timeout, not_tls, failed)").register(registry));
+      boolean proxy = why.name().startsWith("PROXY");
+      handshakesFailed.put(why, Counter.builder(proxy ? "frame.echo.proxy.headers.failed" : "frame.echo.tls.handshakes.failed")
+        .tags(tags).tag("cause", why.tag())
+        .description(proxy ? "Connections closed before or for their PROXY protocol header, by cause (proxy_invalid, "
+          + "proxy_timeout, proxy_untrusted)" : "TLS handshakes that did not complete, by cause (timeout, not_tls, failed)")
+        .register(registry));
     }
+    for (EventBusFailure why : EventBusFailure.values()) {
+      eventBusFailed.put(why, Counter.builder("frame.echo.eventbus.answers.failed").tags(tags).tag("cause", why.tag())
+        .description("Answers the event-bus handler failed, by cause (each ends its connection)").register(registry));
+    }
+    eventBusResent = Counter.builder("frame.echo.eventbus.resent").tags(tags)
+      .description("Requests the event-bus handler sent again (handler.resendAfterMs)").register(registry);
+    Gauge.builder("frame.echo.eventbus.held", eventBusHeld, AtomicLong::get).tags(tags).baseUnit("bytes")
+      .description("Bytes of requests Vert.x may still hold after their answer (re-sent copies, timed-out ones), "
+        + "counted in the buffer budget").register(registry);
+    Gauge.builder("frame.echo.eventbus.consumer", eventBusConsumer, AtomicInteger::get).tags(tags)
+      .description("1 while the event-bus address has a consumer, 0 when none was found, -1 before the first look")
+      .register(registry);
     Gauge.builder("frame.echo.connections.paused", paused, AtomicInteger::get).tags(tags)
       .description("Connections not reading because of back-pressure").register(registry);
     Gauge.builder("frame.echo.connections.budget.waiting", this, m -> m.sum(l -> l.budget().waiting())).tags(tags)
@@ -139,6 +162,26 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   @Override
   public void readingResumed() {
     paused.decrementAndGet();
+  }
+
+  @Override
+  public void eventBusAnswerFailed(EventBusFailure why) {
+    eventBusFailed.get(why).increment();
+  }
+
+  @Override
+  public void eventBusResent() {
+    eventBusResent.increment();
+  }
+
+  @Override
+  public void eventBusHeld(long delta) {
+    eventBusHeld.addAndGet(delta);
+  }
+
+  @Override
+  public void eventBusConsumer(boolean present) {
+    eventBusConsumer.set(present ? 1 : 0);
   }
 
   /** The registry these meters are in. */

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.ops;
 
+import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -142,6 +143,11 @@ public final class Operations implements Shareable {
    * Whether a new client would be served: a server is listening and none is draining, and one of them has room
    * for a newcomer (a free slot or an idle connection to give way, and a consumer for its event-bus address).
    */
+  /** See {@code FrameEchoServer.ready}: this Vert.x's frame-echo servers' readiness. */
+  public static Future<Boolean> ready(Vertx vertx) {
+    return shared(vertx, Internals.transportName(vertx)).ready();
+  }
+
   public Future<Boolean> ready() {
     if (listening.get() <= 0 || draining.get() != 0) {
       return Future.succeededFuture(false);

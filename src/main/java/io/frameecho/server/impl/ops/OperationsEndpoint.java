@@ -1,5 +1,7 @@
 package io.frameecho.server.impl.ops;
 
+import io.vertx.core.Promise;
+import io.vertx.core.Context;
 import io.frameecho.server.MetricsOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -58,5 +60,22 @@ public final class OperationsEndpoint {
   private static void json(HttpServerRequest request, int status, String state) {
     request.response().setStatusCode(status).putHeader("Content-Type", "application/json")
       .end("{\"status\":\"" + state + "\"}\n");
+  }
+
+  /**
+   * Opens the endpoint on the event loop the application set aside for it ({@link Operations#openEndpointOn}), or else
+   * on {@code context}; its port comes back on {@code context}: what the caller does next (listening, above all) must
+   * run there, or its NetServer belongs to no deployment and Vert.x closes it at once on SIGTERM, drain or not.
+   */
+  public static Future<Integer> open(Vertx vertx, Context context, MetricsOptions options, boolean reusePort,
+                                     Operations operations) {
+    Context endpoint = Operations.endpointContext(vertx);
+    if (endpoint == null) {
+      return start(vertx, options, reusePort, operations).map(http -> http.actualPort());
+    }
+    Promise<Integer> opened = Promise.promise();
+    endpoint.runOnContext(v -> start(endpoint.owner(), options, reusePort, operations)
+      .map(http -> http.actualPort()).onComplete(ar -> context.runOnContext(back -> opened.handle(ar))));
+    return opened.future();
   }
 }

@@ -60,7 +60,7 @@ public final class ConnectionLimits implements Shareable {
     gaveWay = logSummary.cause(log, Level.INFO, "closed {} more idle connection(s) for newcomers in the last {} ms, the latest "
       + "for {}: every slot of maxConnections (" + maxConnections + ") was taken");
     for (HandshakeFailure why : HandshakeFailure.values()) {
-      handshakesFailed.put(why, logSummary.cause(log, Level.INFO, "{} more TLS handshake(s) failed (" + why.tag()
+      handshakesFailed.put(why, logSummary.cause(log, Level.INFO, "{} more " + why.what() + "(s) failed (" + why.tag()
         + ") in the last {} ms, the latest from {}"));
     }
   }
@@ -151,8 +151,9 @@ public final class ConnectionLimits implements Shareable {
     return acquireForAddress(ip) ? null : reject(Rejection.MAX_CONNECTIONS_PER_IP, ip);
   }
 
+  /** {@code ip} null: a client whose address is not known yet (its PROXY protocol header is not read), counted later. */
   private boolean acquireForAddress(String ip) {
-    if (maxConnectionsPerIp <= 0) {
+    if (maxConnectionsPerIp <= 0 || ip == null) {
       return true;
     }
     boolean[] over = {false};
@@ -171,7 +172,7 @@ public final class ConnectionLimits implements Shareable {
 
   /** A connection that gave its slot to a newcomer closed: only its address's count is released. */
   public void releaseAddress(String ip) {
-    if (maxConnectionsPerIp > 0) {
+    if (maxConnectionsPerIp > 0 && ip != null) {
       openPerIp.computeIfPresent(ip, (k, n) -> n == 1 ? null : n - 1);
     }
   }
@@ -182,7 +183,7 @@ public final class ConnectionLimits implements Shareable {
    */
   public Rejection reject(Rejection why, String ip) {
     if (rejections.get(why).logNow(ip)) {
-      log.warn("rejected a connection from {}: over {} ({})", ip, why.key(),
+      log.warn("rejected a connection from {}: over {} ({})", ip == null ? "a proxied client (before its header)" : ip, why.key(),
         why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp);
     }
     return why;
@@ -202,7 +203,7 @@ public final class ConnectionLimits implements Shareable {
    */
   public void handshakeFailed(HandshakeFailure why, String ip, String detail) {
     if (handshakesFailed.get(why).logNow(ip)) {
-      log.info("TLS handshake from {} failed ({}): {}", ip, why.tag(), detail);
+      log.info("{} from {} failed ({}): {}", why.what(), ip, why.tag(), detail);
     }
   }
 
@@ -218,5 +219,19 @@ public final class ConnectionLimits implements Shareable {
 
   public int openConnections() {
     return open.get();
+  }
+
+  /** Bytes held outside any connection (by the event bus, for an answer still awaited) join the budget, or leave it. */
+  public void heldElsewhere(long delta) {
+    if (delta >= 0) {
+      budget.reserve(delta);
+    } else {
+      budget.release(-delta);
+    }
+  }
+
+  /** Whether {@code bytes} more would stay within the budget's limit. */
+  public boolean roomFor(long bytes) {
+    return budget.used() + bytes <= budget.limit();
   }
 }

@@ -121,10 +121,14 @@ class ConnectionTest {
     return socket.lingerMs >= 0 || socket.closedNow || socket.closedOwingNothing;
   }
 
-  /** The socket closes: why the connection ended, once every byte it held is released. */
+  /**
+   * The socket closes: why the connection ended, once every byte it held is released (a request whose answer is still
+   * awaited stays counted until the handler lets go of it: its answer completes, here failed at once).
+   */
   private CloseReason closed() {
     connection.closed();
     assertEquals(1, closedHandled);
+    answers.forEach(answer -> answer.tryFail("the handler lets go"));
     assertEquals(0, budget.used(), "the budget is back to zero");
     reads.assertReleased();
     assertEquals(1, metrics.closeReasons().size());
@@ -226,6 +230,31 @@ class ConnectionTest {
     assertArrayEquals(concat(A, B, C), socket.written().getBytes());
     assertTrue(socket.readingOn());
     assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  /**
+   * The loop's decisions, as the logger {@code io.frameecho.loop} tells a learner (src/docs/DESIGN.md, "Watching the
+   * loop decide"): one line per decision the connection made, each with its reason, and one input ended as want_close.
+   */
+  @Test
+  void theLoopLoggerTellsEachDecisionOnce() {
+    try (io.frameecho.testkit.LogCapture loop = io.frameecho.testkit.LogCapture.named(ConnectionLog.LOOP_LOGGER)) {
+      ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ConnectionLog.LOOP_LOGGER))
+        .setLevel(ch.qos.logback.classic.Level.TRACE);
+      echoBehindAFullQueue();
+      read(A, B);
+      socket.full = false;
+      connection.writable();
+      connection.inputEnded();
+      assertEquals(CLIENT_CLOSED, closed());
+      assertEquals(2, loop.count(ch.qos.logback.classic.Level.TRACE, "frame complete"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.TRACE, "want_write: " + (A.length + B.length) + " bytes of answers queued, "
+        + "the queue is over writeQueueMaxSize"), "one write for the read's two frames");
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_read=false: the write queue is over writeQueueMaxSize"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_read=true: the write queue drained"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "want_close: client closed, after the answers owed"));
+      assertEquals(1, loop.count(ch.qos.logback.classic.Level.DEBUG, "closed: client closed"));
+    }
   }
 
   @Test
@@ -356,8 +385,7 @@ class ConnectionTest {
     assertEquals(CLIENT_CLOSED, closed());
     assertTrue(connection.wasCut());
 
-    answers.get(0).complete(Buffer.buffer("too late"));
-    assertEquals(0, socket.writes.size());
+    assertEquals(0, socket.writes.size(), "the failure of an answer after the close is nobody's");
   }
 
   @Test
@@ -592,7 +620,7 @@ class ConnectionTest {
   void aCloseThatCannotFlushIsCutAfterTheWriteStallTimeout() {
     options.setIdleTimeoutMs(1000).setWriteStallTimeoutMs(300);
     echo();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     ticker.advance(1000);
     assertEquals(LINGER, socket.lingerMs);
     assertCutAfter(300);
@@ -604,7 +632,7 @@ class ConnectionTest {
   void aCloseBehindAFullQueueIsCutEvenOnceTheQueueIsUnderItsMark() {
     options.setWriteStallTimeoutMs(300);
     echoBehindAFullQueue();
-    socket.flushes = false;
+    socket.peerReadsNothing();
     read(A);
     ticker.advance(100);
     connection.shutdownRequested();
@@ -620,7 +648,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.evictIfNotReading(1000, 3, 2000, 1000);
+    connection.cutoffs().evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */
@@ -713,7 +741,7 @@ class ConnectionTest {
 
   // ---- shutdown: what is owed, and the first request's grace ----
 
-  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
+  private static final long GRACE = Cutoffs.FIRST_REQUEST_GRACE_MS;
 
   /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
   @Test

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.testkit.VirtualTicker;
 import org.junit.jupiter.api.Test;
 
@@ -7,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ConnectionTimersTest {
@@ -41,10 +43,17 @@ class ConnectionTimersTest {
     public void writeStalled() {
       stalls++;
     }
+
+    @Override
+    public void firstRequestGraceOver() {
+      gracesOver++;
+    }
   };
+  private int gracesOver;
 
   private ConnectionTimers timers(long idleMs, long frameMs, long stallMs) {
-    ConnectionTimers timers = new ConnectionTimers(ticker, idleMs, frameMs, stallMs, () -> pending, events);
+    ConnectionTimers timers = new ConnectionTimers(ticker, new FrameEchoOptions().setIdleTimeoutMs(idleMs).setFrameTimeoutMs(frameMs)
+      .setWriteStallTimeoutMs(stallMs), () -> pending, events);
     timers.start();
     return timers;
   }
@@ -278,5 +287,31 @@ class ConnectionTimersTest {
     timers.cancelAll();
     assertEquals(0, ticker.pending());
     assertNothingFiresWithin(100 * IDLE);
+  }
+
+  @Test
+  void theFirstRequestGraceRunsFromTheStartAndEndsOnce() {
+    ConnectionTimers timers = timers(0, 0, 0);
+    long started = ticker.nanoTime();
+    ticker.advance(200);
+    assertTrue(timers.awaitFirstRequest(500, started));
+    assertTrue(timers.awaitFirstRequest(500, started), "asked again: still waiting, not armed twice");
+    ticker.advance(299);
+    assertEquals(0, gracesOver);
+    ticker.advance(1);
+    assertEquals(1, gracesOver);
+    ticker.advance(10_000);
+    assertEquals(1, gracesOver);
+    assertFalse(timers.awaitFirstRequest(500, started), "started more than the grace ago: nothing to wait for");
+  }
+
+  @Test
+  void theFirstRequestGraceIsCancelledWithTheOtherClocks() {
+    ConnectionTimers timers = timers(0, 0, 0);
+    assertTrue(timers.awaitFirstRequest(500, ticker.nanoTime()));
+    timers.cancelAll();
+    ticker.advance(1000);
+    assertEquals(0, gracesOver);
+    assertEquals(0, ticker.pending());
   }
 }

@@ -27,8 +27,8 @@ final class FakeSocket implements ConnectionSocket {
   /** The linger given to {@link #closeLingering}, or -1 before. */
   long lingerMs = -1;
   boolean lingering;
-  /** Whether a lingering close gets its FIN out at once; false for a peer that reads nothing, so nothing flushes. */
-  boolean flushes = true;
+  /** Whether a lingering close gets its FIN out at once; false for a peer that reads nothing ({@link #peerReadsNothing}). */
+  private boolean flushes = true;
   boolean closedNow;
   /** What {@link #msSinceDataSent} answers: -1, as a transport without TCP_INFO, unless the test says. */
   long msSinceDataSent = -1;
@@ -87,6 +87,12 @@ final class FakeSocket implements ConnectionSocket {
         p.fail("connection reset");
       }
     });
+  }
+
+  /** The peer reads nothing more: what is queued stays queued (at least a byte), and a close's FIN does not go out. */
+  void peerReadsNothing() {
+    flushes = false;
+    pending = Math.max(pending, 1);
   }
 
   /** Everything written, concatenated. */

@@ -41,7 +41,7 @@ class OrderedAnswersTest {
   private int answered;
   private final List<Throwable> failures = new ArrayList<>();
   private final OrderedAnswers ordered = new OrderedAnswers(request -> handler.handle(request), MAX_IN_FLIGHT,
-    new ResponseWriter(socket, account), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
+    new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
       @Override
       public void answered() {
         answered++;
@@ -147,9 +147,11 @@ class OrderedAnswersTest {
     assertEquals(1, failures.size());
     assertEquals("boom", failures.get(0).getMessage());
     assertFalse(ordered.awaiting());
-    assertEquals(0, budget.used(), "the dropped requests' bytes are released");
+    assertEquals(frame("d").length, budget.used(), "the dropped requests' bytes are released, but for the one still "
+      + "awaited: the handler holds it until its answer completes");
 
     answer(3, "D");
+    assertEquals(0, budget.used());
     assertArrayEquals(frame("A"), written(), "an answer after the failure is not written");
     assertEquals(1, failures.size());
   }
@@ -220,15 +222,18 @@ class OrderedAnswersTest {
   }
 
   @Test
-  void dropReleasesTheAwaitedAndTellsWhetherAnyWere() {
+  void dropKeepsTheAwaitedCountedUntilTheyCompleteAndTellsWhetherAnyWere() {
     request("a");
     request("b");
     assertTrue(ordered.drop());
-    assertEquals(0, budget.used());
+    assertEquals(frame("a").length + frame("b").length, budget.used(), "the handler still holds both requests");
     assertFalse(ordered.awaiting());
     assertFalse(ordered.drop());
 
     answer(0, "A");
+    assertEquals(frame("b").length, budget.used());
+    answers.get(1).fail("gone");
+    assertEquals(0, budget.used());
     assertEquals(0, written().length, "an answer after the connection closed is not written");
     assertEquals(0, answered, "nor told to the closed connection, which would take it for a live one");
   }

@@ -293,6 +293,11 @@ final class SimClient {
     return worstWaitNanos / 1_000_000;
   }
 
+  /** Answer bytes owed for the frames made so far and not received yet. */
+  long owedBytes() {
+    return expected.size();
+  }
+
   /** The client itself ended the connection: its FIN, or its reset. */
   boolean leftOnItsOwn() {
     return finSent || reset;

@@ -58,11 +58,18 @@ final class SimInvariants {
     }
   }
 
-  /** (c) The server never closes a well-behaved client's connection: only the client's own FIN ends it. */
+  /**
+   * (c) The server never closes a well-behaved client's connection: only the client's own FIN ends it, and only once
+   * every answer it is owed has reached it.
+   */
   static void wellBehavedNotClosedByServer(SimClient client, CloseReason reason) {
     if (client.wellBehaved() && (reason != CloseReason.CLIENT_CLOSED || !client.leftOnItsOwn())) {
       throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
         + ") was closed by the server: " + reason);
+    }
+    if (client.wellBehaved() && client.owedBytes() != 0) {
+      throw new SimulationFailure(WELL_BEHAVED, "client " + client.slot + " (connection " + client.socket.id
+        + ") was closed with " + client.owedBytes() + " answer byte(s) it is owed not delivered");
     }
   }
 

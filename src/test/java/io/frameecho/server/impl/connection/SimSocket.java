@@ -56,6 +56,8 @@ final class SimSocket implements ConnectionSocket {
   private boolean clientReset;
   /** The server has read the client's FIN: Netty's input shutdown. */
   private boolean inputShutdown;
+  /** The channel's half-closure, set as {@code ChannelSocket} sets it: on at a read, off at a read's end owing nothing. */
+  private boolean halfClosureAllowed = true;
   /** Bytes handed to the connection, and where its parser stands in the client's frames. */
   private final ParserPosition position = new ParserPosition();
 
@@ -240,18 +242,33 @@ final class SimSocket implements ConnectionSocket {
            reads++) {
         did += "; " + read();
       }
+      readComplete();
       return did;
     }
     if (clientFin && !inputShutdown) {
-      inputShutdown = true;
       if (finSent) {
+        inputShutdown = true;
         closeNow();
         return "client FIN ends the linger";
       }
+      // As epoll: the look's end (read complete) comes before the end of input is acted on.
+      readComplete();
+      if (!halfClosureAllowed) {
+        closeNow();
+        return "client FIN read, nothing owed: closed";
+      }
+      inputShutdown = true;
       connection.inputEnded();
       return "client FIN read";
     }
     return null;
+  }
+
+  /** {@code ChannelSocket}'s half-closure rule at the end of a look. */
+  private void readComplete() {
+    if (halfClosureAllowed && !closedNow && !inputShutdown && !finSent && connection.owesNothing()) {
+      halfClosureAllowed = false;
+    }
   }
 
   /** Netty's {@code maxMessagesPerRead} for a socket: the most reads one look at it makes. */
@@ -275,6 +292,7 @@ final class SimSocket implements ConnectionSocket {
       length = Math.min(guess, kernelIn.size());
     }
     lastReadFilled = length == guess;
+    halfClosureAllowed = true;
     byte[] bytes = kernelIn.take(length);
     if (!finSent) {
       position.delivered(length, ticker.nanoTime(), readingOffNanos);

@@ -3,6 +3,7 @@ package io.frameecho.server.impl.netty;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
@@ -10,10 +11,13 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.epoll.Native;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import org.junit.jupiter.api.Test;
 
+import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -102,17 +106,64 @@ class EpollProbeTest {
     });
   }
 
+  @Test
+  void anAcceptedChannelPresetBeforeRegistrationIsAddedWithTheServersInterestSet() throws Exception {
+    onAnEpollConnection(true, server -> {
+      Object ops = opsOf(server);
+      assertTrue((value(ops) & Native.EPOLLERR) != 0, "EPOLLERR kept: " + ops);
+      assertEquals(0, value(ops) & Native.EPOLLRDHUP, "EPOLLRDHUP dropped: " + ops);
+      EpollProbe.FOUND.forServer(server);
+      assertEquals(value(ops), value(opsOf(server)), "nothing left for forServer to change (no epoll_ctl)");
+      assertEquals(TCP_ESTABLISHED, EpollProbe.FOUND.tcpState(server));
+    });
+  }
+
+  @Test
+  void withoutThePresetTheServersInterestSetIsSetOnceRegistered() throws Exception {
+    onAnEpollConnection(false, server -> {
+      assertTrue((value(opsOf(server)) & Native.EPOLLRDHUP) != 0, "Netty's own: EPOLLRDHUP");
+      EpollProbe.FOUND.forServer(server);
+      assertEquals(0, value(opsOf(server)) & Native.EPOLLRDHUP);
+      assertTrue((value(opsOf(server)) & Native.EPOLLERR) != 0);
+    });
+  }
+
+  private static Object opsOf(Channel channel) throws ReflectiveOperationException {
+    Field ops = Class.forName(EPOLL + "AbstractEpollChannel").getDeclaredField("ops");
+    ops.setAccessible(true);
+    return ops.get(channel);
+  }
+
+  private static int value(Object ops) {
+    return ((EpollIoOps) ops).value();
+  }
+
   interface OnEventLoop {
     void run(Channel server) throws Exception;
   }
 
   /** Runs {@code check} on the event loop of the server side of an epoll connection over loopback. */
   private static void onAnEpollConnection(OnEventLoop check) throws Exception {
+    onAnEpollConnection(false, check);
+  }
+
+  /** As above; with {@code preset}, the listener presets each accepted channel before it is registered. */
+  private static void onAnEpollConnection(boolean preset, OnEventLoop check) throws Exception {
     assumeTrue(Epoll.isAvailable(), "epoll is not available here");
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     try {
       CompletableFuture<Channel> accepted = new CompletableFuture<>();
-      Channel listener = new ServerBootstrap().group(group).channel(EpollServerSocketChannel.class)
+      ServerBootstrap bootstrap = new ServerBootstrap().group(group).channel(EpollServerSocketChannel.class);
+      if (preset) {
+        bootstrap.handler(new ChannelInboundHandlerAdapter() {
+          @Override
+          public void channelRead(ChannelHandlerContext ctx, Object accepted) {
+            EpollProbe.FOUND.preset(accepted);
+            ctx.fireChannelRead(accepted);
+          }
+        });
+      }
+      Channel listener = bootstrap
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {

@@ -1,0 +1,195 @@
+package io.frameecho.server.impl.connection;
+
+import io.frameecho.protocol.FrameTooLargeException;
+import io.frameecho.protocol.Frames;
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.shared.BudgetAccount;
+import io.frameecho.server.impl.shared.ConnectionLogs;
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.net.SocketAddress;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * What one connection writes to the log: its close causes at INFO and WARN, each rate-limited by the deployment's
+ * {@link ConnectionLogs} (the first lines in full, then a summary line per cause a second); the book's "new client",
+ * "client says" and the end at DEBUG and TRACE; and on the logger {@value #LOOP_LOGGER}, the loop's decisions as the
+ * book's loop makes them: want_read turned off and on with the reason and want_close with its reason at DEBUG, a frame
+ * complete and answers queued and written at TRACE (src/docs/DESIGN.md, "Watching the loop decide"). Nothing is
+ * formatted for a level that is off: each line asks its level once, and allocates nothing when it is off. On the
+ * connection's event loop.
+ */
+final class ConnectionLog {
+
+  /** The logger name operators configure, kept from before the packages were split by threading rule. */
+  private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
+  private static final int LOGGED_PAYLOAD_BYTES = 100;
+  /** The loop's decisions, per connection. */
+  static final String LOOP_LOGGER = "io.frameecho.loop";
+  private static final Logger loop = LoggerFactory.getLogger(LOOP_LOGGER);
+
+  private final SocketAddress remote;
+  private final ConnectionLogs limits;
+
+  ConnectionLog(SocketAddress remote, ConnectionLogs limits) {
+    this.remote = remote;
+    this.limits = limits;
+  }
+
+  void newClient() {
+    if (log.isDebugEnabled()) {
+      log.debug("new client from {}", remote);
+    }
+  }
+
+  /** The book's "client says": the length and the first bytes of a request frame (header included in {@code frame}). */
+  private void clientSays(ByteBuf frame) {
+    if (log.isTraceEnabled()) {
+      int length = frame.readableBytes() - Frames.HEADER_SIZE;
+      byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
+      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
+      log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
+    }
+  }
+
+  // ---- the loop's decisions (io.frameecho.loop) ----
+
+  /** want_read off for {@code reason}; {@code wasOpen} false when another reason had already turned it off. */
+  void readingPaused(Reason reason, boolean wasOpen) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} want_read=false: {}{}", remote, why(reason), wasOpen ? "" : " (already paused for another reason)");
+    }
+  }
+
+  /** {@code reason} cleared; {@code opened} when it was the last one, so want_read is on again. */
+  void readingResumed(Reason reason, boolean opened) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", cleared(reason));
+    }
+  }
+
+  /** A request frame is complete (header included in {@code frame}): the loop's line, and the book's "client says". */
+  void frameComplete(ByteBuf frame) {
+    if (loop.isTraceEnabled()) {
+      loop.trace("{} frame complete: len:{}", remote, frame.readableBytes() - Frames.HEADER_SIZE);
+    }
+    clientSays(frame);
+  }
+
+  /** Whether the write lines are on: asked once per write, so that the bytes are counted only then. */
+  boolean tracingWrites() {
+    return loop.isTraceEnabled();
+  }
+
+  /** want_write: answers joined the write queue (the book's outgoing buffer). */
+  void answersQueued(int bytes, boolean queueFull) {
+    loop.trace("{} want_write: {} bytes of answers queued{}", remote, bytes, queueFull ? ", the queue is over writeQueueMaxSize" : "");
+  }
+
+  /** handle_write: answers the socket has written (or could not). */
+  void answersWritten(int bytes, boolean succeeded) {
+    if (loop.isTraceEnabled()) {
+      loop.trace("{} {} bytes of answers {}", remote, bytes, succeeded ? "written" : "not written: the socket failed");
+    }
+  }
+
+  /** want_close decided, for {@code reason}: after the answers owed, or at once. */
+  void wantClose(CloseReason reason, boolean afterAnswers) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} want_close: {}, {}", remote, reason, afterAnswers ? "after the answers owed" : "at once, dropping what is queued");
+    }
+  }
+
+  /** The socket closed, ending the connection for {@code reason}. */
+  void socketClosed(CloseReason reason) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} closed: {}", remote, reason);
+    }
+  }
+
+  private static String why(Reason reason) {
+    return switch (reason) {
+      case WRITE_QUEUE_FULL -> "the write queue is over writeQueueMaxSize";
+      case TOO_MANY_IN_FLIGHT -> "handler.maxInFlight answers are awaited";
+      case OVER_BUFFER_BUDGET -> "the buffer budget is spent (maxBufferedBytes)";
+    };
+  }
+
+  private static String cleared(Reason reason) {
+    return switch (reason) {
+      case WRITE_QUEUE_FULL -> "the write queue drained";
+      case TOO_MANY_IN_FLIGHT -> "an awaited answer came";
+      case OVER_BUFFER_BUDGET -> "the buffer budget has room";
+    };
+  }
+
+  void protocolError(FrameTooLargeException e) {
+    if (limits.protocolError.logNow(remote)) {
+      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
+        remote, e.length(), e.maxFrameSize());
+    }
+  }
+
+  void handlerFailed(Throwable cause) {
+    if (limits.handlerFailed.logNow(new FailedFrom(remote, cause))) {
+      log.warn("{} closing: request handler failed: {}", remote, cause.toString());
+    }
+  }
+
+  void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+    if (limits.budgetEvicted.logNow(remote)) {
+      log.info("{} closing: evicted for the buffer budget: its admitted frame holds {} bytes and read less than {} bytes in {} ms "
+          + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
+        remote, heldBytes, BudgetAccount.MIN_PROGRESS, stalledMs, waiting, used, limit);
+    }
+  }
+
+  void nonReaderEvicted(long stalledMs, int waiting, long used, long limit) {
+    if (limits.budgetEvicted.logNow(remote)) {
+      log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while its responses were "
+          + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
+        remote, stalledMs, waiting, used, limit);
+    }
+  }
+
+  void idle(long idleMs) {
+    if (log.isDebugEnabled()) {
+      log.debug("{} closing: no request for {} ms (idleTimeoutMs)", remote, idleMs);
+    }
+  }
+
+  void frameTimedOut(long elapsedMs, long bufferedBytes) {
+    if (limits.frameTimeout.logNow(remote)) {
+      log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading) is still incomplete "
+          + "after {} bytes (frameTimeoutMs)", remote, elapsedMs, bufferedBytes);
+    }
+  }
+
+  void writeStalled(long writeStallTimeoutMs) {
+    if (limits.writeStall.logNow(remote)) {
+      log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, writeStallTimeoutMs);
+    }
+  }
+
+  /** The last line of a connection: every count has been settled. */
+  void closed(CloseReason reason, Throwable ioError) {
+    if (log.isDebugEnabled()) {
+      if (ioError == null) {
+        log.debug("{} {}", remote, reason);
+      } else {
+        log.debug("{} {}: {}", remote, reason, ioError.getMessage());
+      }
+    }
+  }
+
+  /** A failed handler's sample in its summary line; formatted only if that line is written. */
+  private record FailedFrom(SocketAddress remote, Throwable cause) {
+    @Override
+    public String toString() {
+      return "from " + remote + ": " + cause;
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package io.frameecho.server.impl.netty;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.haproxy.HAProxyCommand;
+import io.netty.handler.codec.haproxy.HAProxyMessage;
+import io.netty.handler.codec.haproxy.HAProxyMessageDecoder;
+import io.netty.handler.codec.haproxy.HAProxyProtocolException;
+import io.netty.handler.codec.haproxy.HAProxyProxiedProtocol;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.internal.net.NetSocketInternal;
+import io.vertx.core.net.NetSocket;
+import io.vertx.core.net.SocketAddress;
+
+import java.nio.channels.ClosedChannelException;
+
+/**
+ * The PROXY protocol header (v1 or v2) read on a socket already accepted and counted, with Netty's decoder placed in
+ * front of Vert.x's handler: so that a socket waiting for its header is inside the limits, which Vert.x's own
+ * {@code useProxyProtocol} (the decoder set up before the socket exists) would not give. Bytes that follow the header
+ * in the same read are kept for the connection ({@link HeldNewcomers}). On the socket's event loop. Loaded only when
+ * {@code netty-codec-haproxy} is there ({@link Internals#proxyCodecPresent()}).
+ */
+public final class ProxyHeader {
+
+  static final String GUARD = "frame-echo-proxy-guard";
+  static final String DECODER = "frame-echo-proxy-decoder";
+  /** How each version's header begins. */
+  private static final byte[] V1 = "PROXY ".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+  private static final byte[] V2 = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
+  static final String READER = "frame-echo-proxy-reader";
+
+  private ProxyHeader() {
+  }
+
+  /** The header's failure: not a valid PROXY protocol header (or a UDP one), with the decoder's reason. */
+  public static final class InvalidHeader extends Exception {
+    InvalidHeader(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  /**
+   * Reads {@code socket}'s header: completes with the client's address it carries, or with null for a header that
+   * carries none (a balancer's own health check: {@code LOCAL}, or {@code UNKNOWN}); fails with {@link InvalidHeader},
+   * or a {@link ClosedChannelException} if the client left first. An invalid header closes the socket.
+   */
+  public static Future<SocketAddress> read(NetSocket socket) {
+    NetSocketInternal internal = VertxLine.internal(socket);
+    Channel channel = internal.channelHandlerContext().channel();
+    if (!channel.isActive() || channel.pipeline().get("handler") == null) {
+      return Future.failedFuture(new ClosedChannelException());
+    }
+    VertxLine.FOUND.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
+    Promise<SocketAddress> header = Promise.promise();
+    channel.pipeline().addBefore("handler", GUARD, new Guard(header));
+    channel.pipeline().addBefore("handler", DECODER, new HAProxyMessageDecoder());
+    channel.pipeline().addBefore("handler", READER, new ChannelInboundHandlerAdapter() {
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof HAProxyMessage message)) {
+          ctx.fireChannelRead(msg);
+          return;
+        }
+        try {
+          ctx.pipeline().remove(this);
+          if (message.proxiedProtocol().transportProtocol() == HAProxyProxiedProtocol.TransportProtocol.DGRAM) {
+            ctx.close();
+            header.tryFail(new InvalidHeader("a UDP (" + message.proxiedProtocol() + ") header on a TCP server"));
+          } else {
+            header.tryComplete(carried(message));
+          }
+        } finally {
+          message.release();
+        }
+      }
+
+      @Override
+      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof HAProxyProtocolException) {
+          ctx.close();
+          header.tryFail(new InvalidHeader(cause.getMessage() == null ? "not a PROXY protocol header" : cause.getMessage()));
+        } else {
+          ctx.fireExceptionCaught(cause);
+        }
+      }
+
+      @Override
+      public void channelInactive(ChannelHandlerContext ctx) {
+        header.tryFail(new ClosedChannelException());
+        ctx.fireChannelInactive();
+      }
+    });
+    return header.future();
+  }
+
+  /**
+   * Netty's decoder takes any first bytes for a v1 line until 108 bytes without a line end: a client that sends a
+   * short frame where the header should be would wait for the timeout. The guard compares the first bytes with how
+   * either version begins, and fails the header at the first byte that fits neither.
+   */
+  private static final class Guard extends ChannelInboundHandlerAdapter {
+    private final Promise<SocketAddress> header;
+    private int seen;
+    private boolean v1 = true;
+    private boolean v2 = true;
+
+    Guard(Promise<SocketAddress> header) {
+      this.header = header;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof io.netty.buffer.ByteBuf bytes) {
+        for (int i = bytes.readerIndex(); i < bytes.writerIndex() && seen < V2.length; i++, seen++) {
+          byte b = bytes.getByte(i);
+          v1 &= seen >= V1.length || b == V1[seen];
+          v2 &= b == V2[seen];
+        }
+        if (!v1 && !v2) {
+          bytes.release();
+          ctx.close();
+          header.tryFail(new InvalidHeader("its first bytes are not a PROXY protocol header (v1 or v2)"));
+          return;
+        }
+        if (seen >= V2.length) {
+          ctx.pipeline().remove(this);
+        }
+      }
+      ctx.fireChannelRead(msg);
+    }
+  }
+
+  private static SocketAddress carried(HAProxyMessage message) {
+    if (message.command() == HAProxyCommand.LOCAL || message.sourceAddress() == null) {
+      return null;
+    }
+    return switch (message.proxiedProtocol()) {
+      case TCP4, TCP6 -> SocketAddress.inetSocketAddress(message.sourcePort(), message.sourceAddress());
+      case UNIX_STREAM -> SocketAddress.domainSocketAddress(message.sourceAddress());
+      default -> null;
+    };
+  }
+}

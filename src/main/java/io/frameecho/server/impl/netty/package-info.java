@@ -6,7 +6,8 @@
  * ({@link io.frameecho.server.impl.netty.TlsUpgrade}), the listener
  * ({@link io.frameecho.server.impl.netty.Listener}), where the Vert.x lines differ
  * ({@link io.frameecho.server.impl.netty.VertxLine}), epoll's interest set and TCP_INFO
- * ({@link io.frameecho.server.impl.netty.EpollProbe}), and what start-up says of them
+ * ({@link io.frameecho.server.impl.netty.EpollProbe}), the read sizes the budget caps
+ * ({@link io.frameecho.server.impl.netty.CappedReads}), and what start-up says of them
  * ({@link io.frameecho.server.impl.netty.Internals}). Each reflective lookup is made once and serves one thing: one
  * that fails turns off only that, and start-up says so in one line. <b>Threading rule:</b> each class runs on its
  * channel's event loop unless its Javadoc says otherwise ({@code Listener}'s tasks run on the listener's event loop;

@@ -46,10 +46,9 @@ public final class BudgetAccount {
   /** What the admitted frame read since it last read {@link #MIN_PROGRESS}. */
   private long sinceMark;
 
-  private Admission admission = Admission.NONE;
-  // Read by the check: a frame admitted, what it holds and was promised (what its eviction releases), when it last
-  // made progress (or the server paused or resumed it), and whether the server paused it.
-  private volatile boolean frameAdmitted;
+  // Read by the check: what is admitted, what the frame holds and was promised (what its eviction releases), when it
+  // last made progress (or the server paused or resumed it), and whether the server paused it.
+  private volatile Admission admission = Admission.NONE;
   private volatile long frameBytes;
   private volatile long markNanos;
   private volatile boolean pausedByServer;
@@ -125,7 +124,6 @@ public final class BudgetAccount {
       watch();
       mark();
       frameBytes = buffered + rest;
-      frameAdmitted = true;
       holdSetAside(0);
     }
     admission = what;
@@ -145,7 +143,6 @@ public final class BudgetAccount {
   }
 
   private void endAdmission() {
-    frameAdmitted = false;
     admission = Admission.NONE;
     budget.release(promised);
     promised = 0;
@@ -234,7 +231,7 @@ public final class BudgetAccount {
   }
 
   private boolean frameStalled(long nowNanos, long graceNanos) {
-    return frameAdmitted && !pausedByServer && nowNanos - markNanos >= graceNanos;
+    return admission == Admission.FRAME && !pausedByServer && nowNanos - markNanos >= graceNanos;
   }
 
   /**

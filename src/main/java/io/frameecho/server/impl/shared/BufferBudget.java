@@ -9,16 +9,14 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The bytes held by every connection of a deployment, on every event loop, each through its {@link BudgetAccount}.
- * Its rules are OPERATING.md's ("The buffer budget"): bytes count from read to written; a frame that spans reads and
- * holds a small read asks to be admitted for the rest its header announced, as does, for one small read, a connection
- * that reads while anyone waits or the budget is over; it is admitted at once when nobody waits and the budget is not
- * over, else it waits; waiters are admitted by turns, the newest and the oldest, while the budget is not over, so the
- * last one admitted passes the limit by a frame at most; while the budget is over and anyone waits, admitted frames
- * that went a grace without reading {@value BudgetAccount#MIN_PROGRESS} bytes are evicted, first come first, until it
- * is not; while anyone waits or the budget is over, reads are small. Waiters hold a small read or two each, which only
- * their admission releases, so the limit does not count them: no deadlock. The newest's turn keeps waiters gone quiet
- * from costing a fresh frame a grace each, the oldest's keeps any waiter from waiting for ever; evicting no more than
- * the limit needs gives room back a frame at a time rather than in waves a grace apart.
+ * Its rules are OPERATING.md's ("The buffer budget"): a frame that spans reads asks to be admitted for the rest its
+ * header announced, a connection that reads while anyone waits or the budget is over for one small read; admitted at
+ * once when nobody waits and the budget is not over, else by turns, the newest and the oldest, while it is not over;
+ * while it is over and anyone waits, admitted frames that went a grace without reading
+ * {@value BudgetAccount#MIN_PROGRESS} bytes are evicted, first come first, as far as the limit needs. Why: waiters hold
+ * a small read or two each, which only their admission releases, so the limit does not count them (no deadlock); the
+ * newest's turn keeps waiters gone quiet from costing a fresh frame a grace each, the oldest's keeps any waiter from
+ * waiting for ever; evicting only as far as needed gives room back a frame at a time, not in waves a grace apart.
  */
 public final class BufferBudget {
 

@@ -1,5 +1,7 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.impl.shared.BudgetAccount;
+
 /**
  * The bounds the simulation holds the connection core to, each in one place so that the budget's author can state
  * them anew: the bytes held, and how long a well-behaved client's frame may wait for its answer.
@@ -8,8 +10,8 @@ final class SimulationBounds {
 
   /** One read of Netty's adaptive size at its largest: what an uncapped read may take. */
   static final int FULL_READ = 64 * 1024;
-  /** What a read takes at most while the budget is over its limit ({@link CappedReads#SMALL_READ}). */
-  static final int SMALL_READ = CappedReads.SMALL_READ;
+  /** What a read takes at most while the budget is over its limit ({@link BudgetAccount#SMALL_READ}). */
+  static final int SMALL_READ = BudgetAccount.SMALL_READ;
 
   private SimulationBounds() {
   }

@@ -18,8 +18,8 @@ final class SimulationBounds {
 
   /**
    * The most {@code budget.used()} may be with {@code connections} open (OPERATING.md, "The buffer budget"): the limit,
-   * the frame admitted last past it (admissions go on while the budget is not over), two small reads per connection (what a waiter holds; over TLS a read is a whole record),
-   * and one full read per event loop.
+   * the frame admitted last past it (admissions go on while the budget is not over), two small reads per connection
+   * (what a waiter holds; over TLS a read is a whole record), and one full read per event loop.
    */
   static long heldBound(SimConfig config, int connections) {
     long frame = config.maxFrameSize() + 4L;
@@ -33,9 +33,9 @@ final class SimulationBounds {
    * four admissions for each other connection (turns go by the newest and the oldest, and a frame's rest keeps the
    * place of the small read before it: a small read and a rest by each turn), and each admission waits at most for
    * what holds the budget to go: an admitted frame that stalls is evicted a grace after it last read 64 KiB (seen at
-   * the next check, as far as the limit needs), and responses nobody reads are cut, where the socket tells (TCP_INFO) once it has sent nothing
-   * for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at writeStallTimeoutMs; then its own frame
-   * takes what its rate makes it.
+   * the next check, as far as the limit needs), and responses nobody reads are cut, where the socket tells (TCP_INFO)
+   * once it has sent nothing for a quarter of writeStallTimeoutMs (asked once a grace), elsewhere at
+   * writeStallTimeoutMs; then its own frame takes what its rate makes it.
    */
   static long answerBoundMs(SimConfig config, int connections) {
     long grace = config.budgetGraceMs();

@@ -109,7 +109,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
   int readCap() {
-    return account.readCap(CappedReads.SMALL_READ);
+    return account.readCap(BudgetAccount.SMALL_READ);
   }
 
   // ---- handle_read: the socket's events ----

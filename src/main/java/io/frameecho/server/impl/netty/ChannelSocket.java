@@ -1,7 +1,6 @@
 package io.frameecho.server.impl.netty;
 
 import io.frameecho.server.impl.connection.AcceptedSocket;
-import io.frameecho.server.impl.connection.CappedReads;
 import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

@@ -7,7 +7,8 @@
  * ({@link io.frameecho.server.impl.netty.Listener}), what it gives each socket before Netty registers it (its interest
  * set and keep-alive times: {@link io.frameecho.server.impl.netty.NewcomerPresets}), where the Vert.x lines differ
  * ({@link io.frameecho.server.impl.netty.VertxLine}), epoll's interest set and TCP_INFO
- * ({@link io.frameecho.server.impl.netty.EpollProbe}), the cluster's members
+ * ({@link io.frameecho.server.impl.netty.EpollProbe}), the read sizes the budget caps
+ * ({@link io.frameecho.server.impl.netty.CappedReads}), the cluster's members
  * ({@link io.frameecho.server.impl.netty.ClusterView}), and what start-up says of them
  * ({@link io.frameecho.server.impl.netty.Internals}). Each reflective lookup is made once and serves one thing: one
  * that fails turns off only that, and start-up says so in one line. <b>Threading rule:</b> each class runs on its

@@ -9,7 +9,7 @@ import java.util.concurrent.Executor;
  */
 public final class BudgetAccount {
 
-  /** A small read: reads take no more while the budget is over its limit; a frame holding less asks nothing. */
+  /** A small read: reads take no more while anyone waits or the budget is over; a frame holding less asks nothing. */
   public static final int SMALL_READ = 4096;
   /** What an admitted frame must read in a grace while others wait, or be evicted: 64 KiB/s at the default 1 s. */
   public static final long MIN_PROGRESS = 64 * 1024;
@@ -20,10 +20,10 @@ public final class BudgetAccount {
     /** Admitted (its frame's rest, or one small read): read again. */
     void budgetHasRoom();
 
-    /** Rule 4: the admitted frame, {@code heldBytes} so far, read too little while {@code waiting} others wait. */
+    /** The admitted frame, {@code heldBytes} so far, read too little while {@code waiting} others waited. */
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
 
-    /** Rule 4: the server paused reading, its responses unread maybe, while the budget is over: cut it if so. */
+    /** The server paused reading, its responses unread maybe, while the budget is over: cut it if so. */
     void evictIfNotReading(long graceMs, int waiting, long used, long limit);
   }
 
@@ -37,26 +37,28 @@ public final class BudgetAccount {
   private long buffered;
   /** Memory the parser set aside and has not filled: held, unless an admission covers it. */
   private long setAside;
-  private Admission admission = Admission.NONE;
   /** Bytes admitted and not read yet: counted already, so reads take from them first. */
   private long promised;
   private Admission waitingFor = Admission.NONE;
   private boolean closing;
-  /** The budget's key for this account once its check looks at it, else 0. */
-  private long watchKey;
-
-  // Under the budget's lock: its place in the queue, what it asked, and holds while waiting.
-  long ticket;
-  long need;
-  long heldWaiting;
-
-  /** What the admitted frame read since it last read {@link #MIN_PROGRESS}, and when that was. */
+  /** Its budget's check looks at it (since its first admitted frame or pause). */
+  private boolean watched;
+  /** What the admitted frame read since it last read {@link #MIN_PROGRESS}. */
   private long sinceMark;
-  // For the check: a frame admitted, when it last made progress (or the server paused it), the server's pause.
-  private volatile boolean frameAdmitted;
+
+  // Read by the check: what is admitted, what the frame holds and was promised (what its eviction releases), when it
+  // last made progress (or the server paused or resumed it), and whether the server paused it.
+  private volatile Admission admission = Admission.NONE;
+  private volatile long frameBytes;
   private volatile long markNanos;
   private volatile boolean pausedByServer;
-  /** Under the budget's lock: when the check last asked whether its client reads. */
+
+  /** Its place in the queue: an ask for a frame's rest keeps the place of the ask for a small read before it. */
+  long place;
+  // Under the budget's lock: waiting in the queue, what it asked, what it holds while waiting, when last asked.
+  boolean queued;
+  long need;
+  long heldWaiting;
   private long askedNanos = Long.MIN_VALUE / 2;
 
   /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
@@ -81,9 +83,9 @@ public final class BudgetAccount {
   }
 
   /**
-   * The after-read step (rules 2 and 3), with what the parser buffers, the whole size of the frame under way (0 when no
-   * header is decided), whether a frame completed since the last settle, and the memory set aside. Returns true when
-   * reading must stop until the budget admits the connection.
+   * The after-read step, with what the parser buffers, the whole size of the frame under way (0 when no header is
+   * decided), whether a frame completed since the last settle, and the memory set aside. Returns true when reading must
+   * stop until the budget admits the connection.
    */
   public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
     if (closing || waitingFor != Admission.NONE) {
@@ -99,33 +101,39 @@ public final class BudgetAccount {
     }
     long rest = frameSizeNow - bufferedNow;
     if (rest > 0 && bufferedNow >= SMALL_READ) {
-      return budget.admitNow(rest) ? admit(Admission.FRAME, rest) : await(Admission.FRAME, rest);
+      return ask(Admission.FRAME, rest);
     }
-    return (budget.waiting() > 0 || budget.over()) && await(Admission.READ, 0);
+    return (budget.waiting() > 0 || budget.over()) && ask(Admission.READ, 0);
   }
 
-  /** Waits to be admitted for {@code rest}: true, unless its turn came at once. */
-  private boolean await(Admission what, long rest) {
+  /** Asks to be admitted for {@code rest}: true when it must wait. */
+  private boolean ask(Admission what, long rest) {
     waitingFor = what;
-    long grant = budget.await(this, rest, buffered + setAside);
-    if (grant < 0) {
+    if (!budget.admit(this, rest, buffered + setAside)) {
       return true;
     }
     waitingFor = Admission.NONE;
-    return admit(what, grant);
+    admit(what, rest);
+    return false;
   }
 
-  /** Admitted for {@code rest} more; returns false: reading goes on. */
-  private boolean admit(Admission what, long rest) {
-    admission = what;
+  private void admit(Admission what, long rest) {
     promised += rest;
     if (what == Admission.FRAME) {
-      watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
+      place = 0;
+      watch();
       mark();
-      frameAdmitted = true;
+      frameBytes = buffered + rest;
       holdSetAside(0);
     }
-    return false;
+    admission = what;
+  }
+
+  private void watch() {
+    if (!watched) {
+      watched = true;
+      budget.watch(this);
+    }
   }
 
   /** The admitted frame made progress, or its grace starts anew. */
@@ -135,36 +143,29 @@ public final class BudgetAccount {
   }
 
   private void endAdmission() {
-    frameAdmitted = false;
     admission = Admission.NONE;
     budget.release(promised);
     promised = 0;
-    budget.admissionEnded(this);
   }
 
   private void holdSetAside(long setAsideNow) {
-    long delta = setAsideNow - setAside;
+    budget.change(setAsideNow - setAside);
     setAside = setAsideNow;
-    if (delta > 0) {
-      budget.reserve(delta);
-    } else {
-      budget.release(-delta);
-    }
   }
 
   /** Reading is paused, or no longer, for a reason other than the budget: not a stall; maybe a client reading nothing. */
   public void serverPaused(boolean paused) {
     if (paused != pausedByServer) {
-      watchKey = watchKey == 0 ? budget.watch(this) : watchKey;
+      watch();
       pausedByServer = paused;
       mark();
     }
   }
 
   /**
-   * Rule 5, the most the next read may take: an admitted frame reads to its end, one let read once reads a small read,
-   * others small reads while anyone waits or the budget is over (so that a waiter holds a small read or two). Never less
-   * than a small read: over TLS the socket's bytes are records.
+   * The most the next read may take: an admitted frame reads to its end, one let read once a small read, others small
+   * reads while anyone waits or the budget is over (so that a waiter holds a small read or two). Never less than a
+   * small read: over TLS the socket's bytes are records.
    */
   public int readCap(int smallRead) {
     return switch (admission) {
@@ -181,11 +182,7 @@ public final class BudgetAccount {
 
   /** An application's response of {@code held} bytes takes the place of its request's {@code released}, at once. */
   public void exchange(int released, int held) {
-    if (held >= released) {
-      budget.reserve(held - released);
-    } else {
-      budget.release(released - held);
-    }
+    budget.change((long) held - released);
   }
 
   public void release(int bytes) {
@@ -212,8 +209,8 @@ public final class BudgetAccount {
   /** The connection closed: what it held goes, and it leaves the budget. */
   public void close(long bufferedNow) {
     closing(bufferedNow);
-    if (watchKey != 0) {
-      budget.unwatch(watchKey);
+    if (watched) {
+      budget.unwatch(this);
     }
   }
 
@@ -224,7 +221,6 @@ public final class BudgetAccount {
     loop.execute(() -> {
       if (closing) {
         budget.release(grant);
-        budget.admissionEnded(this);
         return;
       }
       Admission what = waitingFor;
@@ -234,21 +230,24 @@ public final class BudgetAccount {
     });
   }
 
-  /** Rule 4, under the budget's lock: evicted if the admitted frame the server lets read went a grace without progress. */
-  boolean frameStalled(long nowNanos, long graceNanos) {
-    if (!frameAdmitted || pausedByServer || nowNanos - markNanos < graceNanos) {
-      return false;
-    }
-    loop.execute(() -> {
-      if (!closing && frameAdmitted && !pausedByServer && budget.ticker.nanoTime() - markNanos >= graceNanos) {
-        owner.budgetEvicted(buffered, graceNanos / 1_000_000, budget.waiting(), budget.used(), budget.limit());
-      }
-    });
-    return true;
+  private boolean frameStalled(long nowNanos, long graceNanos) {
+    return admission == Admission.FRAME && !pausedByServer && nowNanos - markNanos >= graceNanos;
   }
 
-  /** Under the budget's lock: asks, once a grace at most, a connection the server paused whether its client reads. */
-  void askIfPaused(long nowNanos, long graceNanos) {
+  /**
+   * Under the budget's lock, while it is over and others wait: evicts the admitted frame if the server let it read and
+   * it went a grace without progress, returning what that releases; asks, once a grace at most, a connection the server
+   * paused whether its client reads. Both on the connection's own loop, if still so.
+   */
+  long look(long nowNanos, long graceNanos) {
+    if (frameStalled(nowNanos, graceNanos)) {
+      loop.execute(() -> {
+        if (!closing && frameStalled(budget.ticker.nanoTime(), graceNanos)) {
+          owner.budgetEvicted(buffered, graceNanos / 1_000_000, budget.waiting(), budget.used(), budget.limit());
+        }
+      });
+      return frameBytes;
+    }
     if (pausedByServer && nowNanos - askedNanos >= graceNanos) {
       askedNanos = nowNanos;
       loop.execute(() -> {
@@ -257,5 +256,6 @@ public final class BudgetAccount {
         }
       });
     }
+    return 0;
   }
 }

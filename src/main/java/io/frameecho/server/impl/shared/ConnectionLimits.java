@@ -69,7 +69,7 @@ public final class ConnectionLimits implements Shareable {
                                          long maxBufferedBytes, int maxFrameSize, long budgetGraceMs) {
     Ticker ticker = Ticker.of(vertx);
     return new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
-      new BufferBudget(maxBufferedBytes, maxFrameSize, budgetGraceMs, ticker), ticker);
+      new BufferBudget(maxBufferedBytes, budgetGraceMs, ticker), ticker);
   }
 
   /**

@@ -11,7 +11,7 @@ final class Accounts {
   }
 
   static BufferBudget budget() {
-    return new BufferBudget(1 << 20, 1024, 1000, new VirtualTicker());
+    return new BufferBudget(1 << 20, 1000, new VirtualTicker());
   }
 
   static BudgetAccount on(BufferBudget budget) {

@@ -27,7 +27,7 @@ class ActivityOrderTest {
   private final ActivityOrder order = new ActivityOrder(ticker, GIVE_WAY_MS);
   private final FrameEchoOptions options = new FrameEchoOptions().setIdleTimeoutMs(0).setFrameTimeoutMs(0)
     .setWriteStallTimeoutMs(0);
-  private final BufferBudget budget = new BufferBudget(1 << 20, options.getMaxFrameSize(), 1000, ticker);
+  private final BufferBudget budget = new BufferBudget(1 << 20, 1000, ticker);
   private final Wire.Reads reads = new Wire.Reads();
   private final List<Connection> connections = new ArrayList<>();
 

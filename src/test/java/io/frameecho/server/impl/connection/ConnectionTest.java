@@ -76,7 +76,7 @@ class ConnectionTest {
   private final List<Promise<Buffer>> answers = new ArrayList<>();
 
   private void start(RequestHandler handler) {
-    budget = new BufferBudget(options.getMaxBufferedBytes(), options.getMaxFrameSize(), 1000, ticker);
+    budget = new BufferBudget(options.getMaxBufferedBytes(), 1000, ticker);
     connection = new Connection(SocketAddress.inetSocketAddress(1234, "127.0.0.1"), options, metrics, logs,
       order, c -> closedHandled++);
     connection.start(socket, handler, budget, loop, ticker);

@@ -288,6 +288,9 @@ final class SimSocket implements ConnectionSocket {
     if (guess > SimulationBounds.SMALL_READ) {
       guess = Math.min(guess, connection.readCap());
     }
+    // The channel reads on while a read fills what it guessed: over TLS too, where it reads raw bytes (the TLS layer
+    // hands the connection whole records).
+    lastReadFilled = kernelIn.size() >= guess;
     int length;
     if (config.tls()) {
       // Whole records only, as many as the read takes, one at least.
@@ -298,7 +301,6 @@ final class SimSocket implements ConnectionSocket {
     } else {
       length = Math.min(guess, kernelIn.size());
     }
-    lastReadFilled = length == guess;
     halfClosureAllowed = true;
     byte[] bytes = kernelIn.take(length);
     if (!finSent) {

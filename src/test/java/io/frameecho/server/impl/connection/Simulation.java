@@ -82,7 +82,7 @@ final class Simulation {
     for (int i = 0; i < config.loops(); i++) {
       orders.add(new ActivityOrder(ticker, 60_000));
     }
-    budget = new BufferBudget(config.maxBufferedBytes(), config.maxFrameSize(), config.budgetGraceMs(), ticker);
+    budget = new BufferBudget(config.maxBufferedBytes(), config.budgetGraceMs(), ticker);
     shutdownStep = config.shutdownAtPercent() < 0 ? -1 : (long) config.steps() * config.shutdownAtPercent() / 100;
   }
 

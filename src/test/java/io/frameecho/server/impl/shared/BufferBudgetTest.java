@@ -28,7 +28,7 @@ class BufferBudgetTest {
   private final ArrayDeque<Runnable> loop = new ArrayDeque<>();
   /** What the connections were told, in order: "name admitted", "name evicted heldBytes", "name asked". */
   private final List<String> events = new ArrayList<>();
-  private final BufferBudget budget = new BufferBudget(LIMIT, MAX_FRAME, GRACE_MS, ticker);
+  private final BufferBudget budget = new BufferBudget(LIMIT, GRACE_MS, ticker);
 
   /** Runs the event loop, then returns and forgets what the connections were told. */
   private List<String> told() {
@@ -126,7 +126,7 @@ class BufferBudgetTest {
     assertEquals(0, budget.used());
   }
 
-  /** 985,000 bytes of responses held, and a frame admitted past the limit: everything but 15,004 bytes must wait. */
+  /** 985,000 bytes of responses held, and a frame admitted while the budget was not over: it is over now. */
   private Conn held;
   private Conn pastTheLimit;
 
@@ -134,7 +134,7 @@ class BufferBudgetTest {
     held = new Conn("held");
     held.read(985_000, 985_000);
     pastTheLimit = new Conn("pastTheLimit");
-    assertFalse(pastTheLimit.read(5000, 500_000), "985,000 held and 495,000 to come fit within the limit plus one frame");
+    assertFalse(pastTheLimit.read(5000, 500_000), "990,000 held is not over the limit: admitted, past it");
     assertEquals(1_485_000, budget.used());
   }
 
@@ -142,7 +142,7 @@ class BufferBudgetTest {
   void aFrameThatDoesNotFitWaitsAndIsAdmittedWhenRoomIsReleased() {
     fillTheBudget();
     Conn b = new Conn("b");
-    assertTrue(b.read(5000, 40_000), "the place past the limit is taken");
+    assertTrue(b.read(5000, 40_000), "the budget is over");
     assertEquals(1, budget.waiting());
     assertEquals(List.of(), told());
     held.written();
@@ -173,12 +173,12 @@ class BufferBudgetTest {
   }
 
   @Test
-  void oneFrameAtATimeMayGoPastTheLimitByUpToOneFrame() {
+  void waitersAreAdmittedOnlyOnceTheBudgetIsNoLongerOver() {
     fillTheBudget();
     Conn c = new Conn("c");
     assertTrue(c.read(5000, 30_000));
     pastTheLimit.read(495_000, 0);
-    assertEquals(List.of(), told(), "the frame past the limit completed and is held as a response: c does not fit past it");
+    assertEquals(List.of(), told(), "the frame admitted last completed and is held as a response: the budget is still over");
     held.written();
     assertEquals(Set.of("c admitted", "pastTheLimit admitted"), Set.copyOf(told()),
       "then c fits; and the reader that queued behind it after its frame had its turn");
@@ -209,7 +209,7 @@ class BufferBudgetTest {
     held.written();
     pastTheLimit.close();
     long admitted = told().size();
-    assertEquals(3, admitted, "two fit under the limit beside each other, a third goes past it; the 1,250,000 bytes "
+    assertEquals(3, admitted, "two are admitted under the limit, a third while it is not over yet; the 1,250,000 bytes "
       + "waiters hold count against none of them");
     assertTrue(budget.used() > LIMIT + MAX_FRAME + 4);
     assertTrue(budget.used() <= LIMIT + MAX_FRAME + 4 + 250 * 5000);
@@ -227,6 +227,22 @@ class BufferBudgetTest {
     ticker.advance(100);
     assertEquals(List.of("pastTheLimit evicted " + (5000 + BudgetAccount.MIN_PROGRESS / 2), "waiter admitted"), told(),
       "a grace after its admission, with less than 64 KiB read");
+  }
+
+  @Test
+  void stalledFramesAreEvictedFirstComeFirstOnlyAsFarAsTheLimitNeeds() {
+    Conn a = new Conn("a");
+    Conn b = new Conn("b");
+    Conn c = new Conn("c");
+    assertFalse(a.read(5000, 300_000));
+    assertFalse(b.read(5000, 300_000));
+    assertFalse(c.read(5000, 500_000));
+    assertEquals(1_100_000, budget.used());
+    assertTrue(new Conn("waiter").read(5000, 100_000));
+    ticker.advance(GRACE_MS + 100);
+    assertEquals(List.of("a evicted 5000", "waiter admitted"), told(), "a alone brings the budget back under its limit");
+    ticker.advance(GRACE_MS);
+    assertEquals(List.of(), told(), "nobody waits: b and c are kept");
   }
 
   @Test

@@ -1,4 +1,4 @@
-package io.frameecho.server.impl.connection;
+package io.frameecho.server.impl.netty;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;

@@ -15,11 +15,9 @@ import static io.frameecho.protocol.Frames.HEADER_SIZE;
  * Memory follows the bytes that arrived, never the length a header announces: a client that sends a header
  * announcing 32 MiB and nothing more must not make the server set 32 MiB (or 1 MiB) aside. So a frame of up to
  * {@link #SMALL_FRAME} is gathered into one buffer of its size; a bigger one into pieces joined in a
- * composite: a read that brings at least {@link #MIN_PIECE} of it and fills at least half its buffer joins as a
- * slice of the read, without a copy; smaller parts are copied into pieces, each about as large as what has arrived
- * so far (or the read that starts it), a power of two, at least {@link #MIN_PIECE} once the frame is under way, at
- * most {@link #PIECE_SIZE}. What is set aside is at most about twice what arrived: memory the allocator pools and
- * reuses, and no buffer copied to grow.
+ * composite, each piece about as large as what has arrived so far (or the read that starts it), a power of
+ * two, at least {@link #MIN_PIECE} once the frame is under way, at most {@link #PIECE_SIZE}. What is set aside is at most
+ * about twice what arrived: memory the allocator pools and reuses, and no buffer copied to grow.
  * <pre>
  *   header   read 1        read 2 ...
  *   [4 B] [piece: 1st read][piece: as big as all before it][...][1 MiB][1 MiB] ... [the rest]
@@ -112,7 +110,7 @@ final class PartialFrame {
     }
   }
 
-  /** Takes from {@code from} into the frame (a slice of it or a copy), up to the frame's end; true once the frame is whole. */
+  /** Copies from {@code from} into the frame, up to the frame's end; true once the frame is whole. */
   boolean fill(ByteBuf from) {
     if (!(frame instanceof CompositeByteBuf pieces)) {
       int n = Math.min(missing, from.readableBytes());
@@ -121,13 +119,6 @@ final class PartialFrame {
       return missing == 0;
     }
     while (missing > 0 && from.isReadable()) {
-      if (piece == null && canJoinAsItIs(from)) {
-        int n = Math.min(missing, from.readableBytes());
-        pieces.addComponent(true, from.readRetainedSlice(n));
-        missing -= n;
-        gathered += n;
-        continue;
-      }
       if (piece == null) {
         piece = from.alloc().ioBuffer(nextPieceSize(from.readableBytes()));
       }
@@ -141,19 +132,6 @@ final class PartialFrame {
       }
     }
     return missing == 0;
-  }
-
-  /**
-   * Whether this frame's part of a read joins the frame as a slice of the read, without a copy: when it is
-   * at least {@link #MIN_PIECE} and at least half of the memory that slice keeps alive (the read's whole buffer),
-   * so memory still follows the bytes that arrived, at most twice. Copying a large frame cost more CPU than
-   * reading it from the kernel; a composite read held while paused is copied, since slicing it would keep
-   * every read in it alive.
-   */
-  private boolean canJoinAsItIs(ByteBuf from) {
-    int n = Math.min(missing, from.readableBytes());
-    ByteBuf memory = from.unwrap() != null ? from.unwrap() : from;
-    return n >= MIN_PIECE && !(memory instanceof CompositeByteBuf) && 2L * n >= memory.capacity();
   }
 
   /**

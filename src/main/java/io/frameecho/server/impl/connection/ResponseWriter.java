@@ -59,7 +59,7 @@ final class ResponseWriter {
    * budget until written (in one step: released first, the request would show room the response then takes; held
    * first, both would count at once); true as {@link #write}.
    */
-  boolean writeFrame(Buffer payload, int requestBytes) {
+  private boolean writeFrame(Buffer payload, int requestBytes) {
     int length = payload.length();
     socket.write(Frames.header(length));
     budget.exchange(requestBytes, length);

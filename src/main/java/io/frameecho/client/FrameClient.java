@@ -111,14 +111,21 @@ public final class FrameClient {
       return Future.failedFuture(new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize));
     }
     NetClient netClient = vertx.createNetClient(netOptions);
-    return netClient
-      .connect(server)
-      .<FrameClient>map(socket -> {
-        FrameClient client = new FrameClient(netClient, server, socket, vertx.getOrCreateContext(), maxFrameSize);
-        client.start(socket);
-        return client;
-      })
-      .onFailure(err -> netClient.close());
+    Context context = vertx.getOrCreateContext();
+    Promise<FrameClient> connected = Promise.promise();
+    // Connected from the client's own event loop, the socket gets its handlers in the turn its connection completes
+    // in; from another thread, a turn later, and a server's close in between reached a socket with no close handler.
+    context.runOnContext(v -> netClient.connect(server).onComplete(ar -> {
+      if (ar.failed()) {
+        netClient.close();
+        connected.fail(ar.cause());
+        return;
+      }
+      FrameClient client = new FrameClient(netClient, server, ar.result(), context, maxFrameSize);
+      client.start(ar.result());
+      connected.complete(client);
+    }));
+    return connected.future();
   }
 
   private void start(NetSocket connection) {

@@ -106,6 +106,31 @@ class FrameClientTest {
     client.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
+  /**
+   * A server that hangs up at accept, reached from a thread of no event loop, many times: however soon the close
+   * follows the connect, the client sees it, and its request fails rather than waiting for ever.
+   */
+  @Test
+  void aCloseRightAfterTheConnectIsNeverMissed(Vertx vertx) throws Exception {
+    NetServer hangsUp = vertx.createNetServer().connectHandler(socket -> socket.close());
+    int port = hangsUp.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    for (int i = 0; i < 300; i++) {
+      FrameClient client;
+      try {
+        client = FrameClient.connect(vertx, "127.0.0.1", port).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      } catch (java.util.concurrent.ExecutionException closedBeforeConnected) {
+        continue;
+      }
+      Future<Buffer> answer = client.request(Buffer.buffer("anyone?"));
+      java.util.concurrent.ExecutionException failed = org.junit.jupiter.api.Assertions.assertThrows(
+        java.util.concurrent.ExecutionException.class,
+        () -> answer.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS), "connection " + i);
+      assertInstanceOf(FrameClientException.class, failed.getCause());
+      client.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+    hangsUp.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
   @Test
   void pendingRequestsFailWhenTheServerCloses(Vertx vertx, VertxTestContext ctx) {
     // A server that hangs up on the first bytes it receives, answering nothing.

@@ -65,9 +65,13 @@ public final class RawConnection {
 
   public static Future<RawConnection> open(Vertx vertx, int port, NetClientOptions options) {
     NetClient client = vertx.createNetClient(options);
-    return client.connect(port, "127.0.0.1")
+    // Connected on the event loop, the socket gets its handlers in the turn its connection completes in (as FrameClient).
+    io.vertx.core.Promise<RawConnection> opened = io.vertx.core.Promise.promise();
+    vertx.getOrCreateContext().runOnContext(v -> client.connect(port, "127.0.0.1")
       .map(socket -> new RawConnection(client, socket))
-      .onFailure(err -> client.close());
+      .onFailure(err -> client.close())
+      .onComplete(opened));
+    return opened.future();
   }
 
   public NetSocket socket() {

@@ -12,6 +12,7 @@ import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
+import io.frameecho.server.impl.netty.LoopAcceptor;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -163,7 +164,7 @@ public final class FrameEchoServerImpl {
           serve(socket, ip, null);
         }
       });
-    netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
+    netServer = LoopAcceptor.create(vertx, context, netOptions).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
     Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     return bound.onFailure(e -> detach()).map(s -> {

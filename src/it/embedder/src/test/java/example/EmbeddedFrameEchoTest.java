@@ -33,8 +33,10 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -347,6 +349,38 @@ class EmbeddedFrameEchoTest {
       throw new EOFException("the stream ended inside a " + length + "-byte response");
     }
     return payload;
+  }
+
+  /**
+   * The server accepts on its verticle's event loop, on every line: Vert.x's acceptor thread, which otherwise accepts
+   * each socket and hands it over, is never started by a Vert.x instance that only serves frame-echo.
+   */
+  @Test
+  void acceptsOnTheVerticlesOwnEventLoop() throws Exception {
+    Set<Thread> before = acceptorThreads();
+    Vertx own = Vertx.vertx();
+    try {
+      FrameEchoVerticle verticle = new FrameEchoVerticle();
+      await(own.deployVerticle(verticle, new DeploymentOptions().setConfig(new JsonObject().put("host", "127.0.0.1").put("port", 0))));
+      for (int i = 0; i < 3; i++) {
+        try (Socket socket = new Socket("127.0.0.1", verticle.actualPort())) {
+          socket.setSoTimeout(SOCKET_TIMEOUT_MS);
+          sendAll(socket, List.of(bytes("accepted")));
+          assertArrayEquals(bytes("accepted"), readFrame(socket));
+        }
+      }
+      Set<Thread> started = acceptorThreads();
+      started.removeAll(before);
+      assertEquals(Set.of(), started, "no acceptor thread was started");
+    } finally {
+      await(own.close());
+    }
+  }
+
+  private static Set<Thread> acceptorThreads() {
+    Set<Thread> threads = new HashSet<>(Thread.getAllStackTraces().keySet());
+    threads.removeIf(t -> !t.getName().startsWith("vert.x-acceptor-thread"));
+    return threads;
   }
 
   /** A unix domain socket, on this build's Vert.x line and its default transport. */

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.netty;
 
+import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.vertx.core.Context;
@@ -9,10 +10,14 @@ import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.internal.VertxWrapper;
 import io.vertx.core.net.NetServer;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.spi.transport.Transport;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 
 /**
  * A Vert.x {@link NetServer} that accepts on its own event loop. Vert.x's server accepts on Vert.x's acceptor thread and
@@ -20,7 +25,10 @@ import java.lang.invoke.MethodType;
  * has no option for the acceptor and takes it from {@code VertxInternal.acceptorEventLoopGroup()} of the instance the
  * server was made with. So the server is made, as Vert.x makes it, with a view of the Vert.x instance whose acceptor is
  * the server's event loop: the listening channel is registered there, and Netty registers each accepted socket inline,
- * on the thread that accepted it. Everything else is Vert.x's own (its sockets, sharing a port, shutdown, metrics).
+ * on the thread that accepted it. Everything else is Vert.x's own (its sockets, sharing a port, shutdown, metrics),
+ * except that the same view hands the listener's bootstrap to {@link NewcomerPresets} before the bind (through its
+ * transport's {@code configure}, which Vert.x calls last), so that the listener gives its sockets what Vert.x would set
+ * on each.
  * <p>
  * Vert.x 5.0 makes its server with {@code io.vertx.core.net.impl.NetServerImpl(VertxInternal, NetServerOptions)},
  * 5.1 and 5.2 with {@code io.vertx.core.net.impl.tcp.NetServerBuilder(VertxInternal, NetServerOptions).build()}: each
@@ -61,16 +69,16 @@ public final class LoopAcceptor {
   }
 
   /**
-   * A server for {@code options} that accepts on {@code context}'s event loop (the caller's), or Vert.x's own one where
-   * this line's maker was not found.
+   * A server for {@code options} that accepts on {@code context}'s event loop (the caller's), its listener set up with
+   * {@code presets}; or Vert.x's own one where this line's maker was not found (no presets then).
    */
-  public static NetServer create(Vertx vertx, Context context, NetServerOptions options) {
+  public static NetServer create(Vertx vertx, Context context, NetServerOptions options, NewcomerPresets presets) {
     if (MAKER == null) {
       return vertx.createNetServer(options);
     }
     EventLoop loop = ((ContextInternal) context).nettyEventLoop();
     try {
-      return (NetServer) MAKER.invokeExact((VertxInternal) new AcceptingOn(vertx, loop), options.copy());
+      return (NetServer) MAKER.invokeExact((VertxInternal) new AcceptingOn(vertx, loop, presets), options.copy());
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable e) {
@@ -83,19 +91,54 @@ public final class LoopAcceptor {
     return OFF;
   }
 
-  /** The Vert.x instance as a server sees it, with {@code loop} as its acceptor; the rest is the instance's own. */
+  /** Whether servers are made here (and so their listeners set up before they bind). */
+  static boolean makesServers() {
+    return MAKER != null;
+  }
+
+  /**
+   * The Vert.x instance as a server sees it, with {@code loop} as its acceptor and a transport that hands the
+   * listener's bootstrap to {@code presets}; the rest is the instance's own.
+   */
   private static final class AcceptingOn extends VertxWrapper {
 
     private final EventLoop loop;
+    private final Transport transport;
 
-    AcceptingOn(Vertx vertx, EventLoop loop) {
+    AcceptingOn(Vertx vertx, EventLoop loop, NewcomerPresets presets) {
       super((VertxInternal) vertx);
       this.loop = loop;
+      this.transport = settingUpListeners(((VertxInternal) vertx).transport(), presets);
     }
 
     @Override
     public EventLoopGroup acceptorEventLoopGroup() {
       return loop;
+    }
+
+    @Override
+    public Transport transport() {
+      return transport;
+    }
+
+    /**
+     * {@code transport}, whose {@code configure} of a server's bootstrap (its options' type differs between the lines)
+     * then has {@code presets} set the listener up.
+     */
+    private static Transport settingUpListeners(Transport transport, NewcomerPresets presets) {
+      InvocationHandler calls = (proxy, method, args) -> {
+        Object result;
+        try {
+          result = method.invoke(transport, args);
+        } catch (InvocationTargetException e) {
+          throw e.getCause();
+        }
+        if (method.getName().equals("configure") && args != null && args[args.length - 1] instanceof ServerBootstrap listener) {
+          presets.onListener(listener);
+        }
+        return result;
+      };
+      return (Transport) Proxy.newProxyInstance(Transport.class.getClassLoader(), new Class<?>[] {Transport.class}, calls);
     }
   }
 }

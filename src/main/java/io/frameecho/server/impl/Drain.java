@@ -30,6 +30,7 @@ final class Drain<C> {
   private int closedIdle;
   private int lostRequest;
   private int cutCount;
+  private int handedOver;
 
   /** {@code cut} closes a connection at once, dropping what it still owes. */
   Drain(Consumer<C> cut) {
@@ -49,6 +50,7 @@ final class Drain<C> {
         case CLOSED_IDLE -> closedIdle++;
         case REQUEST_DISCARDED -> lostRequest++;
         case DRAINED -> drained++;
+        case HANDED_OVER -> handedOver++;
       }
       completeIfEmpty();
     }
@@ -78,6 +80,11 @@ final class Drain<C> {
 
   Future<Void> allClosed() {
     return allClosed.future();
+  }
+
+  /** Connections moved to a successor process. */
+  int handedOver() {
+    return handedOver;
   }
 
   /** For the shutdown line. */

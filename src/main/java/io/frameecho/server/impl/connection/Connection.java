@@ -355,7 +355,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       close = close.decide(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
     boolean dropped = responses.drop();
-    close = close.ended(writer.lost() || dropped);
+    close = socket.handedOver() && !dropped ? close.handedOver() : close.ended(writer.lost() || dropped);
     close.losses().forEach(metrics::requestLost);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -366,6 +366,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     closedHandler.handle(this);
     log.socketClosed(close.reason());
     log.closed(close.reason(), ioError);
+  }
+
+  /** Closing for shutdown, every answer written, nothing read and dropped: the socket may move to a successor. */
+  @Override
+  public boolean handOverAllowed() {
+    return close.reason() == CloseReason.SERVER_SHUTDOWN && !close.requestLost() && !close.stage().cut()
+      && !responses.awaiting() && !inputEnded;
   }
 
   // ---- giving way ----

@@ -14,9 +14,9 @@ Scenarios (a restart as OPERATING.md's restart section does it: a second process
 signal to the first):
   sigterm        SIGTERM, no successor connected for a handover: the old process drains
   sigterm-resend the same with re-sending clients
-  handover       the old process hands its connections to the new one over a "handover" socket: for a jar with that
-                 configuration key (issue #33 item 2, not in the jar yet); a jar without it refuses the key at start,
-                 and the row says so
+  handover       the same restart with handoverSocket set in both: the old process hands its connections to the new
+                 one (a jar without the key refuses it at start, and the row says so)
+  handover-resend the same with re-sending clients
   tls            TLS on both, SIGTERM (a TLS session cannot move: drained)
   tls-resend     the same with re-sending clients
   sigkill        SIGKILL: the kernel closes the old process's sockets
@@ -161,7 +161,7 @@ def config(args, tls_dir, metrics_port, handover):
     if tls_dir:
         conf["tls"] = {"certPath": os.path.join(tls_dir, "cert.pem"), "keyPath": os.path.join(tls_dir, "key.pem")}
     if handover:
-        conf["handover"] = handover
+        conf["handoverSocket"] = handover
     return conf
 
 
@@ -184,15 +184,19 @@ def start(args, conf, name, workdir):
 
 
 def longest_stall(log_path):
-    blocked = [int(m) for m in re.findall(r"has been blocked for (\d+) ms", open(log_path).read())]
-    return str(max(blocked)) if blocked else "<20"
+    blocked = [(int(ms), thread) for thread, ms in
+               re.findall(r"Thread\[(?:#\d+,)?([^,\]]+)[^\]]*\] has been blocked for (\d+) ms", open(log_path).read())]
+    if not blocked:
+        return "<20"
+    ms, thread = max(blocked)
+    return "%d (%s)" % (ms, thread)
 
 
 async def scenario(args, name, workdir, tls_dir):
     tls = "tls" in name
     resend = name.endswith("resend") or args.resend
     kill = name.startswith("sigkill")
-    handover = os.path.join(workdir, "handover.sock") if name == "handover" else None
+    handover = os.path.join(workdir, "handover.sock") if name.startswith("handover") else None
     old, old_log = start(args, config(args, tls_dir if tls else None, 9468, handover), name + "-old", workdir)
     ctx = None
     if tls:
@@ -240,7 +244,7 @@ async def scenario(args, name, workdir, tls_dir):
         new.kill()
     text = open(old_log).read()
     line = re.findall(r"shut down[^\n]*", text)
-    handed = re.findall(r"handed over[^\n]*|handover[^\n]*", text)
+    handed = re.findall(r"handover on [^\n]*no successor[^\n]*", text)
     return {
         "scenario": name, "clients": args.clients, "connected": len(tally.answered_once), "warm answered": warm_answered,
         "lost": tally.lost - lost_before, "lost before signal": lost_before, "re-sent": tally.resent,

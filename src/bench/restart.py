@@ -185,7 +185,7 @@ def start(args, conf, name, workdir):
 
 def longest_stall(log_path):
     blocked = [(int(ms), thread) for thread, ms in
-               re.findall(r"Thread\[(?:#\d+,)?([^,\]]+)[^\]]*\] has been blocked for (\d+) ms", open(log_path).read())]
+               re.findall(r"Thread (?:Thread\[)?(?:#\d+,)?([^,\]\s]+)\S* has been blocked for (\d+) ms", open(log_path).read())]
     if not blocked:
         return "<20"
     ms, thread = max(blocked)
@@ -274,6 +274,7 @@ def main():
     p.add_argument("--settle", type=float, default=60.0, help="seconds after the signal at most")
     p.add_argument("--resend", action="store_true", help="every scenario's clients re-send")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--logs", help="keep the processes' configurations and logs in this directory")
     args = p.parse_args()
     args.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
@@ -285,7 +286,9 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     rows = []
-    with tempfile.TemporaryDirectory(prefix="frame-echo-restart-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="frame-echo-restart-") as tmp:
+        workdir = args.logs or tmp
+        os.makedirs(workdir, exist_ok=True)
         tls_dir = make_cert(workdir) if "tls" in args.scenarios else None
         for name in args.scenarios.split(","):
             try:

@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.netty;
 
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -33,7 +34,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the file descriptors of its established connections. Each becomes an epoll socket channel and enters the server's
  * listening channel as a socket it had just accepted: Netty's acceptor registers it on an event loop, Vert.x hands it
  * to a server instance, and frame-echo admits it as any newcomer (limits, budget, meters). Only a peer running as this
- * process's user is heard. <b>Threading:</b> the unix socket's events on the acceptor event loops; an adoption on the
+ * process's user is heard. Each descriptor read is acknowledged with a byte: the predecessor sends a few at a time
+ * ({@link Successor#WINDOW}). <b>Threading:</b> the unix socket's events on the acceptor event loops; an adoption on the
  * listener's event loop.
  * <p>
  * The listening channel is reached through Vert.x's server: its {@code bindFuture}, held by the server that bound the
@@ -117,6 +119,8 @@ public final class Adoption {
     private final AtomicInteger adopted;
     private int count;
     private int pid;
+    /** Descriptors read and not acknowledged yet: a byte each, sent once the read is complete. */
+    private int toAcknowledge;
 
     FromPredecessor(Channel listening, int uid, AtomicInteger adopted) {
       this.listening = listening;
@@ -149,10 +153,20 @@ public final class Adoption {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
       if (msg instanceof FileDescriptor fd) {
         count++;
+        toAcknowledge++;
         adopt(fd);
       } else {
         ReferenceCountUtil.release(msg);
       }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+      if (toAcknowledge > 0) {
+        ctx.writeAndFlush(Unpooled.wrappedBuffer(new byte[toAcknowledge]));
+        toAcknowledge = 0;
+      }
+      super.channelReadComplete(ctx);
     }
 
     @Override

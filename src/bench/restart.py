@@ -24,7 +24,8 @@ signal to the first):
 
 Per scenario: lost (requests never answered), re-sent, the time from the signal until every client has had an answer
 to a request sent after it, and the old process's event loop's longest stall while it shut down (read from Vert.x's
-blocked-thread checker, run every 10 ms with a 20 ms limit: "<20" when it never fired), with the old process's
+blocked-thread checker, run every 10 ms with a 20 ms limit, from the signal on: "<20" when it never fired, else the
+longest and its thread), with the old process's
 shutdown line. Run it under the bench lock (flock /tmp/frame-echo-bench.lock ...); it uses loopback ports 1238
 (frames) and 9468-9469 (metrics). Set net.ipv4.tcp_migrate_req=1 first (the script says what it is).
 """
@@ -183,9 +184,13 @@ def start(args, conf, name, workdir):
     raise SystemExit(name + " did not listen in 60 s")
 
 
-def longest_stall(log_path):
+def longest_stall(log_path, offset):
+    """The longest stall the log reports after offset (its size when the signal was sent), with its thread."""
+    with open(log_path) as log:
+        log.seek(offset)
+        text = log.read()
     blocked = [(int(ms), thread) for thread, ms in
-               re.findall(r"Thread (?:Thread\[)?(?:#\d+,)?([^,\]\s]+)\S* has been blocked for (\d+) ms", open(log_path).read())]
+               re.findall(r"Thread (?:Thread\[)?(?:#\d+,)?([^,\]\s]+)\S* has been blocked for (\d+) ms", text)]
     if not blocked:
         return "<20"
     ms, thread = max(blocked)
@@ -219,6 +224,7 @@ async def scenario(args, name, workdir, tls_dir):
     # Counted from the signal: what was lost before (none expected) is reported apart.
     lost_before = tally.lost
     tally.signal_at = time.monotonic()
+    log_offset = os.path.getsize(old_log)
     old.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
     all_served = None
     deadline = tally.signal_at + args.settle
@@ -251,7 +257,7 @@ async def scenario(args, name, workdir, tls_dir):
         "wrong": tally.wrong, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
         "all served after (s)": "%.1f" % all_served if all_served is not None else
         "not in %d s (%d of %d)" % (args.settle, len(tally.served_after), args.clients),
-        "longest stall (ms)": longest_stall(old_log),
+        "longest stall (ms)": longest_stall(old_log, log_offset),
         "old process": (line[-1] if line else "-") + ((" | " + handed[-1]) if handed else ""),
     }
 

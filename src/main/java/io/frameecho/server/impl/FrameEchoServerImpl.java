@@ -336,11 +336,14 @@ public final class FrameEchoServerImpl {
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     drain.begin();
-    shutdown = Future.all(unbound.future(), drain.allClosed()).map(v -> {
+    Future<?> ended = Future.all(unbound.future(), drain.allClosed());
+    if (handover != null) {
+      // Completes once the successor holds every connection handed over: an application that closes Vert.x then
+      // does not close one the successor has not read yet.
+      ended = ended.compose(v -> handover.finished());
+    }
+    shutdown = ended.map(v -> {
       detach();
-      if (handover != null) {
-        handover.finished();
-      }
       log.info("frame-echo on {} shut down{}: {}{}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
         StopSignal.cause(), handover == null ? "" : handover.summary(drain.handedOver()), drain.summary());

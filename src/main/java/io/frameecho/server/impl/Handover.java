@@ -39,6 +39,9 @@ final class Handover {
   private static final int FILE_TYPE_MASK = 0170000;
   private static final int SOCKET_TYPE = 0140000;
 
+  /** How long shutdown waits, once its connections are gone, for the successor to say it holds them all. */
+  static final long ACKNOWLEDGED_WITHIN_MS = 5_000;
+
   private final Vertx vertx;
   private final String path;
   private Adoption adoption;
@@ -155,11 +158,12 @@ final class Handover {
     return successor == null ? "" : handedOver + " handed over to the successor on " + path + ", ";
   }
 
-  /** The server is done: the link to the successor ends, or the adoption does. */
-  void finished() {
-    if (successor != null) {
-      successor.close();
-    }
+  /**
+   * The server is done: the link to the successor ends once the successor holds every connection sent (at most
+   * {@link #ACKNOWLEDGED_WITHIN_MS} later), or the adoption ends.
+   */
+  Future<Void> finished() {
+    Future<Void> linkClosed = successor == null ? Future.succeededFuture() : successor.close(vertx, ACKNOWLEDGED_WITHIN_MS);
     if (adoption != null) {
       adoption.close();
       adoption = null;
@@ -167,6 +171,7 @@ final class Handover {
     if (ownInode != null) {
       ownSockets().remove(String.valueOf(ownInode));
     }
+    return linkClosed;
   }
 
   private LocalMap<String, Boolean> ownSockets() {

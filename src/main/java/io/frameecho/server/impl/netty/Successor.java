@@ -49,6 +49,9 @@ public final class Successor {
   private int unacknowledged;
   /** The first descriptor that could not be sent is logged, once. */
   private boolean failed;
+  /** Completed once the link has closed; {@link #close} closes it when every descriptor sent is acknowledged. */
+  private final Promise<Void> closed = Promise.promise();
+  private boolean closing;
 
   /** A descriptor to send, and whom to tell whether it went. */
   private record Pending(int fd, Consumer<Boolean> sent) {
@@ -156,9 +159,17 @@ public final class Successor {
   private void acknowledged(int count) {
     unacknowledged = Math.max(0, unacknowledged - count);
     sendWhileRoom();
+    closeIfAllAcknowledged();
+  }
+
+  private void closeIfAllAcknowledged() {
+    if (closing && unacknowledged == 0 && waiting.isEmpty()) {
+      link.close();
+    }
   }
 
   private void linkClosed() {
+    closed.tryComplete();
     Pending pending;
     while ((pending = waiting.poll()) != null) {
       pending.sent.accept(false);
@@ -170,8 +181,17 @@ public final class Successor {
     return path;
   }
 
-  /** Ends the link (every connection has been handed over or closed by now). */
-  public void close() {
-    link.close();
+  /**
+   * Ends the link once the successor has acknowledged every descriptor sent (every connection has been handed over
+   * or closed by now): a descriptor the successor has not read yet would be closed with the link, and its connection
+   * with it. Completes once the link is closed, or after {@code maxWaitMs} (the link is closed then).
+   */
+  public Future<Void> close(Vertx vertx, long maxWaitMs) {
+    link.eventLoop().execute(() -> {
+      closing = true;
+      closeIfAllAcknowledged();
+    });
+    long timer = vertx.setTimer(maxWaitMs, id -> link.close());
+    return closed.future().onComplete(ar -> vertx.cancelTimer(timer));
   }
 }

@@ -12,7 +12,7 @@ import java.util.Random;
 record SimConfig(long seed, int connections, int steps, int loops, int maxFrameSize, long maxBufferedBytes,
                  long budgetGraceMs, long frameTimeoutMs, long writeStallTimeoutMs, int writeQueueMaxSize,
                  long lingerTimeoutMs, int kernelBufferBytes, boolean tls, boolean application, int maxInFlight,
-                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent) {
+                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent, boolean handover) {
 
   /** At most how long the application handler takes to answer (a ticker delay). */
   static final int APPLICATION_DELAY_MS = 50;
@@ -49,8 +49,10 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
     }
     // Half the runs shut down (as a server stops) at a point of the run; drawn last, so the other draws stay as they were.
     int shutdownAtPercent = r.nextBoolean() ? 20 + r.nextInt(71) : -1;
+    // Half the runs that shut down have a successor to hand connections over to (a restart with handoverSocket).
+    boolean handover = shutdownAtPercent >= 0 && r.nextBoolean();
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
-      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent);
+      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent, handover);
   }
 
   FrameEchoOptions options() {
@@ -77,6 +79,6 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       + " writeQueueMaxSize=" + writeQueueMaxSize + " lingerTimeoutMs=" + lingerTimeoutMs
       + " kernelBufferBytes=" + kernelBufferBytes + " tls=" + tls + " handler=" + (application ? "application" : "echo")
       + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo
-      + " shutdownAtPercent=" + shutdownAtPercent;
+      + " shutdownAtPercent=" + shutdownAtPercent + " handover=" + handover;
   }
 }

@@ -152,4 +152,42 @@ class HandoverTest {
         Future.all(clients.stream().map(c -> c.connection.close()).toList()).onComplete(test.succeedingThenComplete());
       })));
   }
+  @Test
+  void aHandoverSocketPathThatIsNotASocketFailsTheListenNamingTheKey(VertxTestContext test) throws Exception {
+    assumeTrue(Transport.EPOLL.available(), "only epoll adopts a socket's descriptor");
+    java.nio.file.Files.writeString(dir.resolve("handover.sock"), "not a socket");
+    start(process(), options(0), new RecordingMetrics()).onComplete(test.failing(e -> test.verify(() -> {
+      assertTrue(e.getMessage().contains("handoverSocket") && e.getMessage().contains("not a socket"), e.getMessage());
+      test.completeNow();
+    })));
+  }
+
+  @Test
+  void aPathTooLongForTheSuffixIsRefusedNamingTheKey() {
+    IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+      () -> new FrameEchoOptions().setHandoverSocket("/" + "x".repeat(FrameEchoOptions.MAX_HANDOVER_SOCKET_PATH_BYTES)));
+    assertTrue(e.getMessage().startsWith("handoverSocket: "), e.getMessage());
+  }
+
+  @Test
+  void withoutASuccessorTheConnectionsCloseAsWithoutHandoverAndThePathIsRemoved(Vertx vertx, VertxTestContext test) {
+    assumeTrue(Transport.EPOLL.available(), "only epoll adopts a socket's descriptor");
+    RecordingMetrics meters = new RecordingMetrics();
+    AtomicInteger closesSeen = new AtomicInteger();
+    Path socket = dir.resolve("handover.sock");
+    start(process(), options(0), meters).compose(server -> {
+      assertTrue(java.nio.file.Files.exists(socket), "listening at the handover socket");
+      return FrameClient.connect(vertx, "127.0.0.1", server.actualPort())
+        .compose(client -> client.closeHandler(v -> closesSeen.incrementAndGet()).request(Buffer.buffer("once"))
+          .compose(echo -> server.shutdown()).map(client));
+    }).compose(client -> meters.closed(CloseReason.SERVER_SHUTDOWN, 1).map(client))
+      .onComplete(test.succeeding(client -> test.verify(() -> {
+        assertTrue(!java.nio.file.Files.exists(socket), "the stopped server removed its own socket file");
+        assertEquals(List.of(), meters.requestsLost());
+        client.close().onComplete(v -> test.verify(() -> {
+          assertEquals(1, closesSeen.get(), "the client saw its connection close");
+          test.completeNow();
+        }));
+      })));
+  }
 }

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
 /**
  * One server instance's open connections, and how they ended once shutdown began: drained (closed after their
  * answers), closed idle (owing nothing, and nothing lost), lost a request (one its client sent after the close was
- * decided, discarded unanswered) or cut (answers or responses lost). {@link #allClosed} completes once
+ * decided, discarded unanswered), cut (answers or responses lost) or handed over (moved to a successor process owing
+ * nothing, with {@code handoverSocket}). {@link #allClosed} completes once
  * shutdown has begun and the last one has closed. On the server's event loop only.
  *
  * @param <C> a connection

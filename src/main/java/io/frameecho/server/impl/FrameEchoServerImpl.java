@@ -169,8 +169,10 @@ public final class FrameEchoServerImpl {
       });
     netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
-    Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     handover = Handover.ifAskedFor(vertx, options, handshakes != null, proxyHeaders != null);
+    Future<Void> pathChecked = handover == null ? Future.succeededFuture() : handover.checkPath();
+    Future<NetServer> bound = pathChecked.compose(v -> unixSocket == null ? netServer.listen()
+      : UnixSocketListener.listen(vertx, context, netServer, unixSocket));
     if (handover != null) {
       bound = bound.compose(s -> handover.adoptInto(s).map(s));
     }

@@ -76,6 +76,23 @@ final class Handover {
   }
 
   /**
+   * Fails, naming {@code handoverSocket}, when the path cannot be this server's: its directory missing, or something
+   * other than a socket there. Before the server binds its port.
+   */
+  Future<Void> checkPath() {
+    return vertx.executeBlocking(() -> {
+      Path target = Path.of(path).toAbsolutePath();
+      Path dir = target.getParent();
+      String wrong = dir == null || !Files.isDirectory(dir) ? "handoverSocket " + path + ": its directory does not exist"
+        : notASocket(target);
+      if (wrong != null) {
+        throw new IllegalArgumentException("invalid frame-echo configuration: " + wrong);
+      }
+      return null;
+    });
+  }
+
+  /**
    * Listens at the path for a predecessor's connections, which enter {@code server}'s listener. Where that fails, the
    * server runs without adopting, and says why.
    */
@@ -83,10 +100,6 @@ final class Handover {
     Path target = Path.of(path);
     Path own = Path.of(path + "." + ProcessHandle.current().pid() + "-" + BINDS.incrementAndGet());
     return vertx.executeBlocking(() -> {
-      String notSocket = notASocket(target);
-      if (notSocket != null) {
-        throw new IllegalStateException(notSocket);
-      }
       Files.deleteIfExists(own);
       return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
     }).compose(uid -> Adoption.listen(vertx, server, own.toString(), uid))

@@ -64,10 +64,8 @@ public final class ChannelSocket implements ConnectionSocket {
   private boolean lingering;
   /** The channel's {@code ALLOW_HALF_CLOSURE}, as this socket last set it ({@link Watch#channelReadComplete}). */
   private boolean halfClosureAllowed;
-  /** The process a shutdown's close hands the socket to instead, when there is one; null when none is configured. */
-  private Supplier<Successor> successor;
-  /** Its connection, asked at a shutdown's close whether the socket may move. */
-  private Events events;
+  /** Where a shutdown's close may hand the socket instead, and who allows it; null when no handover is configured. */
+  private MoveTo moveTo;
   /** The socket moved to the successor: this process closed its own descriptor only. */
   private boolean handedOver;
 
@@ -110,8 +108,7 @@ public final class ChannelSocket implements ConnectionSocket {
         ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events, shutdownPacing);
         attached.readsCappedBy(readCap, events);
         if (successor != null) {
-          attached.successor = successor;
-          attached.events = events;
+          attached.moveTo = new MoveTo(successor, events);
         }
         return attached;
       }
@@ -152,6 +149,10 @@ public final class ChannelSocket implements ConnectionSocket {
       halfClosureAllowed = allowed;
       channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, allowed);
     }
+  }
+
+  /** The process found at shutdown, if any, and the connection that says whether its socket may move there. */
+  private record MoveTo(Supplier<Successor> successor, Events events) {
   }
 
   /** The end of the input and writability, told to the connection on its context. */
@@ -332,8 +333,8 @@ public final class ChannelSocket implements ConnectionSocket {
 
   private void finThenLinger(long lingerMs, boolean afterFin) {
     internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
-      Successor to = successor == null || written.failed() || inputShutdown ? null : successor.get();
-      if (to != null && events.handOverAllowed() && Successor.movable(channel)) {
+      Successor to = moveTo == null || written.failed() || inputShutdown ? null : moveTo.successor.get();
+      if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
         to.handOver(channel, moved -> {
           if (moved) {
             handedOver = true;

@@ -9,7 +9,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.channel.unix.FileDescriptor;
+import io.netty.channel.unix.Socket;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
@@ -19,46 +19,51 @@ import io.vertx.core.internal.VertxInternal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.ArrayDeque;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
  * The old process's side of a restart with handover: a unix-socket connection to the successor's {@link Adoption},
- * over which an established socket's file descriptor is sent (SCM_RIGHTS, Netty's epoll domain-socket channel). The
- * socket is taken out of this process's epoll before it is sent, so nothing here reads it, closes it or reuses its
- * number meanwhile; once the successor holds it, this process closes its own descriptor, which sends nothing to the
- * client (the socket lives on in the successor, with the bytes the kernel still holds for it).
+ * over which an established socket's file descriptor is sent (SCM_RIGHTS). The descriptor is sent and then closed in
+ * one task of the socket's event loop, so nothing here reads the socket, closes it or reuses its number in between;
+ * closing this process's descriptor once the successor holds the socket sends nothing to the client (the socket lives
+ * on in the successor, with the bytes the kernel still holds for it). Netty takes the socket out of this process's
+ * epoll before it closes the descriptor.
  * <p>
- * At most {@link #WINDOW} descriptors are on their way at a time: the successor acknowledges each one it has read
- * with a byte. A unix socket's send buffer holds a few hundred of them; when it is full, Netty's epoll domain socket
- * (4.2.18) does not wait for room, it fails the write and shuts the link's output down, and every later descriptor
- * fails (5,000 connections: 316 and 489 moved in two runs, the rest closed). <b>Threading:</b> {@link #handOver} on
- * the socket's event loop, which its callback runs on too; the window on the link's event loop.
+ * Each descriptor is sent by the socket's event loop itself, on the link's socket (a {@code sendmsg} of one byte and
+ * the descriptor): writing a descriptor through the link's channel would send it later, from the link's event loop,
+ * when this process may have closed that descriptor and reused its number. At most {@link #WINDOW} descriptors are on
+ * their way at a time (the successor acknowledges each one it has read with a byte), and a socket that finds the window
+ * full, or the link's send buffer full, tries again a millisecond later, its reading off meanwhile. (Netty 4.2.18's
+ * epoll domain socket, written to when its send buffer is full, fails the write and shuts the link's output down: 316
+ * and 489 of 5,000 moved in two runs, the rest closed.) <b>Threading:</b> {@link #handOver} on the socket's event
+ * loop, which its callback runs on too; the acknowledgements on the link's event loop.
  */
 public final class Successor {
 
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.FrameEchoServer");
   /** Descriptors sent and not acknowledged yet, at most. */
   static final int WINDOW = 64;
+  /** How long a socket that found no room waits before it tries again. */
+  private static final long RETRY_MS = 1;
 
   private final Channel link;
+  private final Socket linkSocket;
   private final String path;
-  /** Descriptors waiting for room in the window; on the link's event loop. */
-  private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
-  /** Descriptors sent and not acknowledged; on the link's event loop. */
-  private int unacknowledged;
+  /** Descriptors sent and not acknowledged. */
+  private final AtomicInteger unacknowledged = new AtomicInteger();
   /** The first descriptor that could not be sent is logged, once. */
-  private boolean failed;
+  private final AtomicBoolean failed = new AtomicBoolean();
   /** Completed once the link has closed; {@link #close} closes it when every descriptor sent is acknowledged. */
   private final Promise<Void> closed = Promise.promise();
-  private boolean closing;
-
-  /** A descriptor to send, and whom to tell whether it went. */
-  private record Pending(int fd, Consumer<Boolean> sent) {
-  }
+  private volatile boolean closing;
 
   private Successor(Channel link, String path) {
     this.link = link;
+    this.linkSocket = (Socket) ((EpollDomainSocketChannel) link).fd();
     this.path = path;
   }
 
@@ -80,7 +85,7 @@ public final class Successor {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
           if (self[0] != null) {
-            self[0].linkClosed();
+            self[0].closed.tryComplete();
           }
           super.channelInactive(ctx);
         }
@@ -108,71 +113,52 @@ public final class Successor {
   static boolean movable(Channel channel) {
     return channel instanceof EpollSocketChannel socket && socket.isActive() && !socket.isOutputShutdown()
       && !socket.isInputShutdown() && channel.pipeline().get(SslHandler.class) == null
-      && ChannelSocket.pendingWriteBytes(channel) == 0 && channel.isRegistered();
+      && ChannelSocket.pendingWriteBytes(channel) == 0;
   }
 
   /**
-   * Moves {@code channel} to the successor: taken out of this event loop while its descriptor is sent, then back on it;
-   * {@code done} is told there whether it moved, and the caller closes it at once if it did (its own descriptor only).
+   * Sends {@code channel}'s descriptor to the successor, now or, when there is no room, a moment later; {@code done}
+   * is told on the channel's event loop whether it went, and the caller closes the channel at once if it did.
    */
   void handOver(Channel channel, Consumer<Boolean> done) {
-    if (!link.isActive()) {
+    if (!link.isActive() || !channel.isOpen()) {
       done.accept(false);
       return;
     }
-    channel.deregister().addListener(deregistered -> {
-      if (!deregistered.isSuccess()) {
-        done.accept(false);
-        return;
+    if (unacknowledged.incrementAndGet() > WINDOW) {
+      unacknowledged.decrementAndGet();
+      retry(channel, done);
+      return;
+    }
+    int sent;
+    try {
+      sent = linkSocket.sendFd(((EpollSocketChannel) channel).fd().intValue());
+    } catch (IOException e) {
+      unacknowledged.decrementAndGet();
+      if (failed.compareAndSet(false, true)) {
+        log.warn("handover on {}: a connection could not be sent to the successor ({}); it and those that cannot "
+          + "follow close as without handover", path, e.toString());
       }
-      int fd = ((EpollSocketChannel) channel).fd().intValue();
-      Pending pending = new Pending(fd, sent -> channel.eventLoop().execute(() ->
-        // Back on its event loop, moved or not: Netty tells the pipeline of a close (and Vert.x its socket) only for a
-        // registered channel. Registered and closed in one task, nothing is read from it in between.
-        channel.eventLoop().register(channel).addListener(back -> done.accept(sent))));
-      link.eventLoop().execute(() -> {
-        waiting.add(pending);
-        sendWhileRoom();
-      });
-    });
-  }
-
-  private void sendWhileRoom() {
-    while (unacknowledged < WINDOW && !waiting.isEmpty()) {
-      Pending pending = waiting.poll();
-      if (!link.isActive()) {
-        pending.sent.accept(false);
-        continue;
-      }
-      unacknowledged++;
-      link.writeAndFlush(new FileDescriptor(pending.fd)).addListener(sent -> {
-        if (!sent.isSuccess() && !failed) {
-          failed = true;
-          log.warn("handover on {}: a connection could not be sent to the successor ({}); it and those that cannot "
-            + "follow close as without handover", path, sent.cause().toString());
-        }
-        pending.sent.accept(sent.isSuccess());
-      });
+      done.accept(false);
+      return;
+    }
+    if (sent > 0) {
+      done.accept(true);
+    } else {
+      // The link's send buffer is full.
+      unacknowledged.decrementAndGet();
+      retry(channel, done);
     }
   }
 
+  private void retry(Channel channel, Consumer<Boolean> done) {
+    channel.eventLoop().schedule(() -> handOver(channel, done), RETRY_MS, TimeUnit.MILLISECONDS);
+  }
+
+  /** On the link's event loop. */
   private void acknowledged(int count) {
-    unacknowledged = Math.max(0, unacknowledged - count);
-    sendWhileRoom();
-    closeIfAllAcknowledged();
-  }
-
-  private void closeIfAllAcknowledged() {
-    if (closing && unacknowledged == 0 && waiting.isEmpty()) {
+    if (unacknowledged.addAndGet(-count) <= 0 && closing) {
       link.close();
-    }
-  }
-
-  private void linkClosed() {
-    closed.tryComplete();
-    Pending pending;
-    while ((pending = waiting.poll()) != null) {
-      pending.sent.accept(false);
     }
   }
 
@@ -189,7 +175,9 @@ public final class Successor {
   public Future<Void> close(Vertx vertx, long maxWaitMs) {
     link.eventLoop().execute(() -> {
       closing = true;
-      closeIfAllAcknowledged();
+      if (unacknowledged.get() <= 0) {
+        link.close();
+      }
     });
     long timer = vertx.setTimer(maxWaitMs, id -> link.close());
     return closed.future().onComplete(ar -> vertx.cancelTimer(timer));

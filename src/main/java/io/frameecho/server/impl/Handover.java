@@ -101,7 +101,7 @@ final class Handover {
     Path own = Path.of(path + "." + ProcessHandle.current().pid() + "-" + BINDS.incrementAndGet());
     return vertx.executeBlocking(() -> {
       Files.deleteIfExists(own);
-      return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+      return uid();
     }).compose(uid -> Adoption.listen(vertx, server, own.toString(), uid))
       .compose(adopting -> {
         adoption = adopting;
@@ -139,7 +139,7 @@ final class Handover {
     return stopped.compose(v -> vertx.executeBlocking(() -> {
       Path target = Path.of(path);
       if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS) || notASocket(target) != null) {
-        return false;
+        return -1;
       }
       Object inode = Files.getAttribute(target, "unix:ino", LinkOption.NOFOLLOW_LINKS);
       if (ownSockets().containsKey(String.valueOf(inode))) {
@@ -147,10 +147,10 @@ final class Handover {
           // Nobody took the path over: this server's own socket file, closed now, is removed.
           Files.deleteIfExists(target);
         }
-        return false;
+        return -1;
       }
-      return true;
-    })).compose(other -> other ? Successor.connect(vertx, path).map(found -> {
+      return uid();
+    })).compose(uid -> uid >= 0 ? Successor.connect(vertx, path, uid).map(found -> {
       successor = found;
       log.info("handover on {}: a successor listens there; connections that owe nothing move to it", path);
       return (Void) null;
@@ -185,6 +185,11 @@ final class Handover {
       ownSockets().remove(String.valueOf(ownInode));
     }
     return linkClosed;
+  }
+
+  /** This process's user; blocking (a file attribute read). */
+  private static int uid() throws IOException {
+    return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
   }
 
   private LocalMap<String, Boolean> ownSockets() {

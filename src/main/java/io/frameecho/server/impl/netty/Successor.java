@@ -31,7 +31,7 @@ import java.util.function.Consumer;
  * one task of the socket's event loop, so nothing here reads the socket, closes it or reuses its number in between;
  * closing this process's descriptor once the successor holds the socket sends nothing to the client (the socket lives
  * on in the successor, with the bytes the kernel still holds for it). Netty takes the socket out of this process's
- * epoll before it closes the descriptor.
+ * epoll before it closes the descriptor. Only a successor that runs as this process's user is sent anything.
  * <p>
  * Each descriptor is sent by the socket's event loop itself, on the link's socket (a {@code sendmsg} of one byte and
  * the descriptor): writing a descriptor through the link's channel would send it later, from the link's event loop,
@@ -67,8 +67,11 @@ public final class Successor {
     this.path = path;
   }
 
-  /** A link to the successor listening at {@code path}; fails when none listens there (the file missing, or refusing). */
-  public static Future<Successor> connect(Vertx vertx, String path) {
+  /**
+   * A link to the successor listening at {@code path}; fails when none listens there (the file missing, or refusing),
+   * or when the process that does runs as another user than {@code uid}: this process's clients are not handed to it.
+   */
+  public static Future<Successor> connect(Vertx vertx, String path, int uid) {
     Promise<Successor> found = Promise.promise();
     Successor[] self = new Successor[1];
     Bootstrap bootstrap = new Bootstrap().group(((VertxInternal) vertx).acceptorEventLoopGroup())
@@ -96,12 +99,26 @@ public final class Successor {
         }
       });
     bootstrap.connect(new DomainSocketAddress(path)).addListener(connected -> {
-      if (connected.isSuccess()) {
-        self[0] = new Successor(((ChannelFuture) connected).channel(), path);
-        found.complete(self[0]);
-      } else {
+      if (!connected.isSuccess()) {
         found.fail(connected.cause());
+        return;
       }
+      EpollDomainSocketChannel link = (EpollDomainSocketChannel) ((ChannelFuture) connected).channel();
+      int peer;
+      try {
+        peer = link.peerCredentials().uid();
+      } catch (IOException e) {
+        link.close();
+        found.fail(e);
+        return;
+      }
+      if (peer != uid) {
+        link.close();
+        found.fail("the process listening there runs as user " + peer + ", not as this process's user " + uid);
+        return;
+      }
+      self[0] = new Successor(link, path);
+      found.complete(self[0]);
     });
     return found.future();
   }

@@ -169,7 +169,7 @@ public final class FrameEchoServerImpl {
       });
     netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
-    handover = Handover.ifAskedFor(vertx, options, handshakes != null, proxyHeaders != null);
+    handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
     Future<Void> pathChecked = handover == null ? Future.succeededFuture() : handover.checkPath();
     Future<NetServer> bound = pathChecked.compose(v -> unixSocket == null ? netServer.listen()
       : UnixSocketListener.listen(vertx, context, netServer, unixSocket));

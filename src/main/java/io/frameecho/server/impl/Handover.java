@@ -5,6 +5,7 @@ import io.frameecho.server.impl.netty.Adoption;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.netty.Successor;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
@@ -43,13 +44,16 @@ final class Handover {
   static final long ACKNOWLEDGED_WITHIN_MS = 5_000;
 
   private final Vertx vertx;
+  /** The server's event loop, where the link to a successor runs. */
+  private final Context context;
   private final String path;
   private Adoption adoption;
   private Object ownInode;
   private volatile Successor successor;
 
-  private Handover(Vertx vertx, String path) {
+  private Handover(Vertx vertx, Context context, String path) {
     this.vertx = vertx;
+    this.context = context;
     this.path = path;
   }
 
@@ -57,7 +61,7 @@ final class Handover {
    * The handover {@code options} ask for, or null: none asked for ({@code handoverSocket} empty), or one that cannot
    * be done here, which start-up's line then says.
    */
-  static Handover ifAskedFor(Vertx vertx, FrameEchoOptions options, boolean tls, boolean proxyProtocol) {
+  static Handover ifAskedFor(Vertx vertx, Context context, FrameEchoOptions options, boolean tls, boolean proxyProtocol) {
     String path = options.getHandoverSocket();
     if (path.isEmpty()) {
       return null;
@@ -72,7 +76,7 @@ final class Handover {
       log.warn("handoverSocket {}: connections are not handed over, {}; shutdown drains them", path, whyNot);
       return null;
     }
-    return new Handover(vertx, path);
+    return new Handover(vertx, context, path);
   }
 
   /**
@@ -102,7 +106,7 @@ final class Handover {
     return vertx.executeBlocking(() -> {
       Files.deleteIfExists(own);
       return uid();
-    }).compose(uid -> Adoption.listen(vertx, server, own.toString(), uid))
+    }).compose(uid -> Adoption.listen(server, own.toString(), uid))
       .compose(adopting -> {
         adoption = adopting;
         return vertx.executeBlocking(() -> {
@@ -150,7 +154,7 @@ final class Handover {
         return -1;
       }
       return uid();
-    })).compose(uid -> uid >= 0 ? Successor.connect(vertx, path, uid).map(found -> {
+    })).compose(uid -> uid >= 0 ? Successor.connect(context, path, uid).map(found -> {
       successor = found;
       log.info("handover on {}: a successor listens there; connections that owe nothing move to it", path);
       return (Void) null;

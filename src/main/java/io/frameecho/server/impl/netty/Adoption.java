@@ -18,8 +18,6 @@ import io.netty.channel.unix.PeerCredentials;
 import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
-import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.net.NetServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,8 +33,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * listening channel as a socket it had just accepted: Netty's acceptor registers it on an event loop, Vert.x hands it
  * to a server instance, and frame-echo admits it as any newcomer (limits, budget, meters). Only a peer running as this
  * process's user is heard. Each descriptor read is acknowledged with a byte: the predecessor sends a few at a time
- * ({@link Successor#WINDOW}). <b>Threading:</b> the unix socket's events on the acceptor event loops; an adoption on the
- * listener's event loop.
+ * ({@link Successor#WINDOW}). <b>Threading:</b> the unix socket's events, and each adoption, on the listener's event
+ * loop.
  * <p>
  * The listening channel is reached through Vert.x's server: its {@code bindFuture}, held by the server that bound the
  * port ({@code actualServer} in 5.0 and 5.1) or by the resource a port's servers share ({@code resource} in 5.2).
@@ -58,7 +56,7 @@ public final class Adoption {
    * Listens at {@code bindPath} for a predecessor's descriptors, which enter {@code server}'s listening channel;
    * {@code uid} is the only user heard. Fails when the listening channel cannot be found or the path cannot be bound.
    */
-  public static Future<Adoption> listen(Vertx vertx, NetServer server, String bindPath, int uid) {
+  public static Future<Adoption> listen(NetServer server, String bindPath, int uid) {
     Channel listening;
     try {
       listening = listeningChannel(server);
@@ -71,9 +69,9 @@ public final class Adoption {
     }
     Adoption adoption = new Adoption(new Listener(listening));
     Promise<Adoption> bound = Promise.promise();
-    VertxInternal internal = (VertxInternal) vertx;
+    // The listener's own event loop: the descriptors read there enter the listener without a hop to another thread.
     ChannelFuture bind = new ServerBootstrap()
-      .group(internal.acceptorEventLoopGroup(), internal.acceptorEventLoopGroup())
+      .group(listening.eventLoop(), listening.eventLoop())
       .channel(EpollServerDomainSocketChannel.class)
       .childOption(EpollChannelOption.DOMAIN_SOCKET_READ_MODE, DomainSocketReadMode.FILE_DESCRIPTORS)
       .childHandler(new ChannelInitializer<EpollDomainSocketChannel>() {

@@ -15,7 +15,8 @@ import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.internal.VertxInternal;
+import io.vertx.core.Context;
+import io.vertx.core.internal.ContextInternal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -71,10 +72,11 @@ public final class Successor {
    * A link to the successor listening at {@code path}; fails when none listens there (the file missing, or refusing),
    * or when the process that does runs as another user than {@code uid}: this process's clients are not handed to it.
    */
-  public static Future<Successor> connect(Vertx vertx, String path, int uid) {
+  public static Future<Successor> connect(Context context, String path, int uid) {
     Promise<Successor> found = Promise.promise();
     Successor[] self = new Successor[1];
-    Bootstrap bootstrap = new Bootstrap().group(((VertxInternal) vertx).acceptorEventLoopGroup())
+    // The server's own event loop: nothing else of Vert.x's is started for the link.
+    Bootstrap bootstrap = new Bootstrap().group(((ContextInternal) context).nettyEventLoop())
       .channel(EpollDomainSocketChannel.class)
       .handler(new ChannelInboundHandlerAdapter() {
         @Override

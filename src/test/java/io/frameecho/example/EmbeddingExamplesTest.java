@@ -127,6 +127,8 @@ class EmbeddingExamplesTest {
     Vertx epoll = Vertx.builder().withTransport(io.vertx.core.transport.Transport.EPOLL).build();
     java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("frame-echo-example");
     java.nio.file.Path socket = dir.resolve("handover.sock");
+    // A handover needs reusePort; on a machine with net.ipv4.tcp_migrate_req 0 the server warns at start, as it should.
+    io.frameecho.testkit.LogCapture startup = io.frameecho.testkit.LogCapture.named("io.frameecho.server.FrameEchoServer");
     try {
       int port = EmbeddingExamples.deployWithHandover(epoll, socket.toString())
         .toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
@@ -135,6 +137,7 @@ class EmbeddingExamplesTest {
         .toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS).toString());
     } finally {
       epoll.close().toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      startup.close();
     }
     assertTrue(!java.nio.file.Files.exists(socket), "its stop, with no successor, removed the socket file");
     java.nio.file.Files.delete(dir);

@@ -113,10 +113,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return account.readCap(BudgetAccount.SMALL_READ);
   }
 
-  /** A read of a large frame lands in the frame's memory (at most the budget's cap), not copied there after. */
+  /**
+   * A read of a large frame lands in the frame's memory, not copied there after; it takes what an ordinary read would
+   * ({@code guess}, within the budget's cap): a larger one held the socket longer per system call and was slower.
+   */
   @Override
-  public ByteBuf readInto(ByteBufAllocator alloc, int least) {
-    return close.decided() ? null : parser.landingFor(alloc, least, readCap());
+  public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
+    return close.decided() ? null : parser.landingFor(alloc, guess, Math.min(guess, readCap()));
   }
 
   // ---- handle_read: the socket's events ----

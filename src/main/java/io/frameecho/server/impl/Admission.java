@@ -4,6 +4,7 @@ import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.Rejection;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
+import io.frameecho.server.impl.netty.CappedReads;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.HeldNewcomers;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -79,7 +80,7 @@ final class Admission {
 
   private void accept(NetSocket socket, String ip) {
     // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
-    ChannelSocket.capReads(socket, limits.budget()::over);
+    CappedReads.install(socket, limits.budget()::over);
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {
       if (mayWait(order.givesWay(), stopping.getAsBoolean(), newcomers.size(), order.size())) {

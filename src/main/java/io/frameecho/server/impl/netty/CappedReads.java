@@ -1,11 +1,16 @@
 package io.frameecho.server.impl.netty;
 
+import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.MaxMessagesRecvByteBufAllocator;
 import io.netty.channel.RecvByteBufAllocator;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.UncheckedBooleanSupplier;
+import io.vertx.core.net.NetSocket;
 
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -14,7 +19,8 @@ import java.util.function.IntSupplier;
  * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by what the budget allows the next read
  * ({@link BudgetAccount#readCap}): every connection still readable when the budget crosses its limit reads once more
  * before it pauses, so over the limit those reads must be small. Asked only for reads larger than a small one, on the
- * channel's event loop: the echo of small frames never asks.
+ * channel's event loop: the echo of small frames never asks. Set on each socket at accept ({@link #install}); the
+ * connection's own cap, and where a large frame's read lands, once it is attached ({@link #capFor}).
  */
 public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
@@ -31,6 +37,30 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   public CappedReads(RecvByteBufAllocator sizes, BooleanSupplier small) {
     this.sizes = sizes;
     this.cap = () -> small.getAsBoolean() ? SMALL_READ : Integer.MAX_VALUE;
+  }
+
+  /**
+   * Reads of {@code socket} are small while {@code small} says so. Set at accept, before the socket's first read: Netty
+   * keeps the read sizes a channel started reading with. The connection sets its own cap when it is attached
+   * ({@link #capFor}).
+   */
+  public static void install(NetSocket socket, BooleanSupplier small) {
+    ChannelConfig config = VertxLine.channelOf(socket).config();
+    config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
+  }
+
+  /**
+   * A connection attached to {@code channel}: its reads take at most what {@code cap} says, when more than a small read
+   * (see {@link #install}); a read of a large frame lands in the frame's memory ({@code events}' {@code readInto}),
+   * unless a TLS layer reads first (the read holds its records).
+   */
+  static void capFor(Channel channel, IntSupplier cap, ConnectionSocket.Events events) {
+    if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
+      capped.capWith(cap);
+      if (channel.pipeline().get(SslHandler.class) == null && channel.pipeline().get(TlsUpgrade.TLS_HANDLER) == null) {
+        capped.landIn(events::readInto);
+      }
+    }
   }
 
   /** From now on a read takes at most what {@code cap} says (set on the channel's event loop). */

@@ -23,7 +23,6 @@ import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
@@ -106,7 +105,7 @@ public final class ChannelSocket implements ConnectionSocket {
       @Override
       public ConnectionSocket attach(Events events, IntSupplier readCap) {
         ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events, shutdownPacing);
-        attached.readsCappedBy(readCap, events);
+        CappedReads.capFor(attached.channel, readCap, events);
         if (successor != null) {
           attached.moveTo = new MoveTo(successor, events);
         }
@@ -205,29 +204,6 @@ public final class ChannelSocket implements ConnectionSocket {
         context.runOnContext(v -> events.writable());
       }
       super.channelWritabilityChanged(ctx);
-    }
-  }
-
-  /**
-   * Reads of {@code socket} are small ({@link CappedReads}) while {@code small} says so. Set at accept, before the
-   * socket's first read: Netty keeps the read sizes a channel started reading with. The connection sets its own
-   * cap when it is attached.
-   */
-  public static void capReads(NetSocket socket, BooleanSupplier small) {
-    ChannelConfig config = VertxLine.channelOf(socket).config();
-    config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
-  }
-
-  /**
-   * This connection's reads take at most what {@code cap} says, when more than a small read (see {@link #capReads});
-   * a read of a large frame lands in the frame's memory, unless a TLS layer reads first (the read holds its records).
-   */
-  private void readsCappedBy(IntSupplier cap, Events events) {
-    if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
-      capped.capWith(cap);
-      if (channel.pipeline().get(SslHandler.class) == null && channel.pipeline().get(TlsUpgrade.TLS_HANDLER) == null) {
-        capped.landIn(events::readInto);
-      }
     }
   }
 

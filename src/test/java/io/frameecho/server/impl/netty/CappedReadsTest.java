@@ -1,8 +1,11 @@
 package io.frameecho.server.impl.netty;
 
+import io.frameecho.server.impl.connection.ConnectionSocket;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.Test;
@@ -11,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Reads keep Netty's adaptive size, and are small (or capped) while the condition holds, whatever that size has grown to. */
@@ -50,5 +54,63 @@ class CappedReadsTest {
     cap.set(Integer.MAX_VALUE);
     assertEquals(grown, handle.guess());
     channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void anAttachedConnectionCapsItsReadsAndTheyLandInItsFrameUnlessATlsLayerReadsFirst() {
+    ByteBuf frameMemory = UnpooledByteBufAllocator.DEFAULT.buffer(100);
+    ConnectionSocket.Events events = new ConnectionSocket.Events() {
+      @Override
+      public ByteBuf readInto(ByteBufAllocator alloc, int least) {
+        return frameMemory;
+      }
+
+      @Override
+      public void bytes(ByteBuf bytes) {
+      }
+
+      @Override
+      public void inputEnded() {
+      }
+
+      @Override
+      public void writable() {
+      }
+
+      @Override
+      public void failed(Throwable error) {
+      }
+
+      @Override
+      public void shutdownRequested() {
+      }
+
+      @Override
+      public void closed() {
+      }
+    };
+    EmbeddedChannel plain = new EmbeddedChannel();
+    CappedReads plainReads = new CappedReads(new AdaptiveRecvByteBufAllocator(64, 65536, 65536), () -> false);
+    plain.config().setRecvByteBufAllocator(plainReads);
+    CappedReads.capFor(plain, () -> 10_000, events);
+    RecvByteBufAllocator.Handle handle = plainReads.newHandle();
+    handle.reset(plain.config());
+    assertEquals(10_000, handle.guess(), "the connection's cap");
+    assertSame(frameMemory, handle.allocate(UnpooledByteBufAllocator.DEFAULT), "landed in the frame's memory");
+
+    EmbeddedChannel tls = new EmbeddedChannel();
+    tls.pipeline().addFirst(TlsUpgrade.TLS_HANDLER, new ChannelInboundHandlerAdapter());
+    CappedReads tlsReads = new CappedReads(new AdaptiveRecvByteBufAllocator(64, 65536, 65536), () -> false);
+    tls.config().setRecvByteBufAllocator(tlsReads);
+    CappedReads.capFor(tls, () -> 10_000, events);
+    RecvByteBufAllocator.Handle tlsHandle = tlsReads.newHandle();
+    tlsHandle.reset(tls.config());
+    assertEquals(10_000, tlsHandle.guess(), "capped all the same");
+    ByteBuf own = tlsHandle.allocate(UnpooledByteBufAllocator.DEFAULT);
+    assertTrue(own != frameMemory, "a TLS layer reads into a buffer of its own");
+    own.release();
+    frameMemory.release();
+    plain.finishAndReleaseAll();
+    tls.finishAndReleaseAll();
   }
 }

@@ -131,7 +131,7 @@ final class Admission {
       return;
     }
     if (idle != null) {
-      idle.giveWay();
+      order.giveWay(idle);
       limits.gaveWay(ip);
     }
     serving.serve(socket, ip);

@@ -280,7 +280,7 @@ public final class FrameEchoServerImpl {
       : ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer, handover::successor);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
-        limits.release(ip, closed.gaveWay());
+        limits.release(ip, order.gaveWay(closed));
         drain.closed(closed, closed.ending());
       });
     drain.opened(connection);

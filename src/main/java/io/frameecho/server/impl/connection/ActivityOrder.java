@@ -1,5 +1,7 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.Ticker;
 
 import java.util.concurrent.TimeUnit;
@@ -10,7 +12,8 @@ import java.util.concurrent.TimeUnit;
  * a look at the front. When every slot of {@code maxConnections} is taken, a newcomer takes the slot of the
  * first connection near the front that can give way: connected and quiet for {@code idleGiveWayMs} at least, so
  * that two newcomers cannot evict each other and a client that sends now and then keeps its connection, and owing
- * nothing ({@link #canGiveWay}). One per server instance, on its event loop.
+ * nothing ({@link #canGiveWay}); it then closes, its slot the newcomer's ({@link #giveWay}). One per server instance,
+ * on its event loop.
  */
 public final class ActivityOrder {
 
@@ -145,7 +148,27 @@ public final class ActivityOrder {
   private boolean canGiveWay(Place place, long nowNanos) {
     Connection connection = place.connection;
     return nowNanos - place.joinedNanos >= giveWayAfterNanos && nowNanos - place.activeNanos >= giveWayAfterNanos
-      && (connection.owesNothing() || connection.leftWhileWaitingForBudget());
+      && (connection.owesNothing() || leftWhileWaitingForBudget(connection));
+  }
+
+  /**
+   * Paused for the budget alone, owing nothing else, its client gone: unread, {@code connection} would keep its slot
+   * until the budget has room. Asks the kernel, so only when a newcomer needs the slot.
+   */
+  private static boolean leftWhileWaitingForBudget(Connection connection) {
+    Reading reading = connection.reading;
+    return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
+      && connection.owesNothingWhateverTheGate() && connection.socket.clientClosed();
+  }
+
+  /** Closes {@code connection} to make room for a newcomer, which takes its slot: a FIN, as it owes nothing. */
+  public void giveWay(Connection connection) {
+    connection.closeAfterAnswers(CloseReason.IDLE_EVICTED);
+  }
+
+  /** True when {@code connection} closed to make room for a newcomer: its slot went to the newcomer. */
+  public boolean gaveWay(Connection connection) {
+    return connection.closeState().reason() == CloseReason.IDLE_EVICTED;
   }
 
   /** To the back without a new activity time: it was looked at, not active. */

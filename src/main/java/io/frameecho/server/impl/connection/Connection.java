@@ -378,7 +378,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       && !responses.awaiting() && !inputEnded;
   }
 
-  // ---- giving way ----
+  // ---- what it owes, how it ended ----
 
   /** Not closing, no answer awaited, no frame under way, reading not paused, nothing in the write queue. */
   @Override
@@ -386,27 +386,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return reading.isOpen() && owesNothingWhateverTheGate();
   }
 
-  /**
-   * Paused for the budget alone, owing nothing else, its client gone: unread, it would keep its slot until the budget
-   * has room. Asks the kernel, so only when a newcomer needs the slot.
-   */
-  boolean leftWhileWaitingForBudget() {
-    return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
-      && owesNothingWhateverTheGate() && socket.clientClosed();
-  }
-
-  private boolean owesNothingWhateverTheGate() {
+  /** As {@link #owesNothing}, whether reading is paused or not. */
+  boolean owesNothingWhateverTheGate() {
     return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
-  }
-
-  /** Closes to make room for a newcomer, which takes this connection's slot: a FIN, as nothing is owed. */
-  public void giveWay() {
-    closeAfterAnswers(CloseReason.IDLE_EVICTED);
-  }
-
-  /** True when the connection closed to make room for a newcomer: its slot went to the newcomer. */
-  public boolean gaveWay() {
-    return close.reason() == CloseReason.IDLE_EVICTED;
   }
 
   /** How it ended (cut, a request discarded, closed idle or drained); null while it has not. */

@@ -56,7 +56,7 @@ class ActivityOrderTest {
     b.bytes(reads.read(frame("b")));
     ticker.advance(GIVE_WAY_MS);
     assertSame(c, order.idlest());
-    c.giveWay();
+    order.giveWay(c);
     assertSame(a, order.idlest(), "then the one active longest ago");
     a.bytes(reads.read(frame("a again")));
     assertSame(b, order.idlest());
@@ -99,7 +99,7 @@ class ActivityOrderTest {
     ticker.advance(5);
     a.bytes(reads.read(frame("sent while the loop lagged")));
     assertSame(b, order.idlest(arrived), "quiet since before the newcomer arrived");
-    b.giveWay();
+    order.giveWay(b);
     assertNull(order.idlest(arrived), "a was active after the arrival: not quiet as of it");
     ticker.advance(GIVE_WAY_MS);
     assertNull(order.idlest(arrived), "as of the arrival it still was not");

@@ -466,10 +466,10 @@ class ConnectionTest {
     assertNull(order.idlest(), "quiet for less than a second");
     ticker.advance(1);
     assertSame(connection, order.idlest());
-    connection.giveWay();
+    order.giveWay(connection);
     assertEquals(LINGER, socket.lingerMs, "a lingering close: a FIN, not a reset");
     assertNull(order.idlest(), "a closing connection leaves the order");
-    assertTrue(connection.gaveWay());
+    assertTrue(order.gaveWay(connection));
     assertEquals(IDLE_EVICTED, closed());
   }
 

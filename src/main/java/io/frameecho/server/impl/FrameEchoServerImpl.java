@@ -39,9 +39,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The server behind the {@code FrameEchoServer} facade, which delegates to it: its lifecycle (listen, shutdown,
- * close), TLS and readiness, on the event loop it was created on. Who is admitted is {@link Admission}'s, how
- * shutdown's connections ended {@link Drain}'s, what start-up says {@link StartupChecks}'. Its connections' limits
- * and budget are the deployment's ({@link ConnectionLimits}).
+ * close) and TLS, on the event loop it was created on. Who is admitted is {@link Admission}'s, how shutdown's
+ * connections ended {@link Drain}'s, what start-up says {@link StartupChecks}', the answer to readiness {@link
+ * Readiness}'. Its connections' limits and budget are the deployment's ({@link ConnectionLimits}).
  */
 public final class FrameEchoServerImpl {
 
@@ -76,8 +76,8 @@ public final class FrameEchoServerImpl {
   /** Spreads Vert.x's shutdown of the connections over the event loop's turns. */
   private final ShutdownPacer shutdownPacer;
   private Future<Void> shutdown;
-  /** This server's answer to readiness, registered while it listens. */
-  private final java.util.function.Supplier<Future<Boolean>> room = this::roomForNewcomer;
+  /** This server's answer to readiness, registered while it listens; made with the limits. */
+  private Readiness readiness;
   /** The listening channel, learned from the first connection it accepted; null before. */
   private Listener listener;
   /** The address this server claimed in {@link ServedAddresses}, or null (port 0, or not claimed). */
@@ -148,6 +148,7 @@ public final class FrameEchoServerImpl {
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
     operations.add(metrics, limits);
+    readiness = new Readiness(requestHandler, limits, order, context, () -> shutdown != null);
     if (tls != null && limits.instances() > 1) {
       detach();
       return Future.failedFuture(StartupChecks.tlsWithInstances());
@@ -181,7 +182,7 @@ public final class FrameEchoServerImpl {
         listener = handover.listener();
       }
       operations.listening();
-      operations.roomCheck(room);
+      operations.roomCheck(readiness);
       if (handshakes != null) {
         handshakes.register();
       }
@@ -208,7 +209,7 @@ public final class FrameEchoServerImpl {
     }
     if (limits != null && !detached) {
       detached = true;
-      operations.noRoomCheck(room);
+      operations.noRoomCheck(readiness);
       if (requestHandler instanceof EventBusHandler eventBus) {
         eventBus.stopChecking();
       }
@@ -218,24 +219,6 @@ public final class FrameEchoServerImpl {
         SocketPaths.release(vertx, options.getUnixSocket());
       }
     }
-  }
-
-  /**
-   * Whether a newcomer would be served now, for readiness (asked from any thread): its event-bus address, if it
-   * answers through one, has a consumer; and a slot is free, or (asked on this server's event loop, only when every
-   * slot is taken) an idle connection could give way.
-   */
-  private Future<Boolean> roomForNewcomer() {
-    if (requestHandler instanceof EventBusHandler eventBus && !eventBus.hasConsumer()) {
-      return Future.succeededFuture(false);
-    }
-    int max = limits.maxConnections();
-    if (max == 0 || limits.openConnections() < max) {
-      return Future.succeededFuture(true);
-    }
-    Promise<Boolean> answer = Promise.promise();
-    context.runOnContext(v -> answer.complete(shutdown == null && order.idlest() != null));
-    return answer.future();
   }
 
   /**

@@ -36,6 +36,7 @@ import org.slf4j.LoggerFactory;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The server behind the {@code FrameEchoServer} facade, which delegates to it: its lifecycle (listen, shutdown,
@@ -170,13 +171,10 @@ public final class FrameEchoServerImpl {
       });
     netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
+    Supplier<Future<NetServer>> bind = () -> unixSocket == null ? netServer.listen()
+      : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
-    Future<Void> pathChecked = handover == null ? Future.succeededFuture() : handover.checkPath();
-    Future<NetServer> bound = pathChecked.compose(v -> unixSocket == null ? netServer.listen()
-      : UnixSocketListener.listen(vertx, context, netServer, unixSocket));
-    if (handover != null) {
-      bound = bound.compose(s -> handover.adoptInto(s).map(s));
-    }
+    Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind);
     return bound.onFailure(e -> detach()).map(s -> {
       if (listener == null && handover != null) {
         listener = handover.listener();
@@ -258,9 +256,8 @@ public final class FrameEchoServerImpl {
     if (onLoop == null) {
       onLoop = task -> loop.runOnContext(v -> task.run());
     }
-    AcceptedSocket accepted = handover == null
-      ? ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer)
-      : ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer, handover::successor);
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer,
+      handover == null ? null : handover::successor);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         limits.release(ip, order.gaveWay(closed));
@@ -322,12 +319,7 @@ public final class FrameEchoServerImpl {
     Promise<Void> unbound = Promise.promise();
     drain.begin();
     Future<?> ended = Future.all(unbound.future(), drain.allClosed());
-    if (handover != null) {
-      // Completes once the successor holds every connection handed over: an application that closes Vert.x then
-      // does not close one the successor has not read yet.
-      ended = ended.compose(v -> handover.finished());
-    }
-    shutdown = ended.map(v -> {
+    shutdown = (handover == null ? ended : handover.finishedWhen(ended)).map(v -> {
       detach();
       log.info("frame-echo on {} shut down{}: {}{}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
@@ -340,11 +332,7 @@ public final class FrameEchoServerImpl {
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> drain.cutAll());
     drain.allClosed().onComplete(ar -> vertx.cancelTimer(deadline));
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
-    if (handover != null) {
-      // The successor is found before Vert.x tells the connections, so that each close can hand its socket over.
-      stopped = Future.all(stopped, handover.findSuccessor()).mapEmpty();
-    }
-    stopped.onComplete(ar -> {
+    (handover == null ? stopped : handover.successorFoundWhen(stopped)).onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
       if (listener != null) {
         listener.resumeIfOpen();

@@ -19,6 +19,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * A restart with handover ({@code handoverSocket}): a server adopts, at that unix socket path, the connections a
@@ -80,10 +81,18 @@ final class Handover {
   }
 
   /**
+   * Binds the server with handover: the path checked ({@link #checkPath}), then {@code bind} (the server's port), then
+   * a predecessor's connections adopted into the bound server ({@link #adoptInto}).
+   */
+  Future<NetServer> bind(Supplier<Future<NetServer>> bind) {
+    return checkPath().compose(v -> bind.get()).compose(server -> adoptInto(server).map(server));
+  }
+
+  /**
    * Fails, naming {@code handoverSocket}, when the path cannot be this server's: its directory missing, or something
    * other than a socket there. Before the server binds its port.
    */
-  Future<Void> checkPath() {
+  private Future<Void> checkPath() {
     return vertx.executeBlocking(() -> {
       Path target = Path.of(path).toAbsolutePath();
       Path dir = target.getParent();
@@ -100,7 +109,7 @@ final class Handover {
    * Listens at the path for a predecessor's connections, which enter {@code server}'s listener. Where that fails, the
    * server runs without adopting, and says why.
    */
-  Future<Void> adoptInto(NetServer server) {
+  private Future<Void> adoptInto(NetServer server) {
     Path target = Path.of(path);
     Path own = Path.of(path + "." + ProcessHandle.current().pid() + "-" + BINDS.incrementAndGet());
     return vertx.executeBlocking(() -> {
@@ -135,10 +144,26 @@ final class Handover {
   }
 
   /**
-   * Shutdown: stops adopting, then looks for a successor at the path; completes either way (the connections then
-   * drain as without handover).
+   * Shutdown's first step with handover: completes once {@code stoppedAccepting} has and the successor is found (or
+   * known to be absent), before Vert.x tells the connections, so that each close can hand its socket over.
    */
-  Future<Void> findSuccessor() {
+  Future<Void> successorFoundWhen(Future<Void> stoppedAccepting) {
+    return Future.all(stoppedAccepting, findSuccessor()).mapEmpty();
+  }
+
+  /**
+   * Shutdown's end with handover: completes once {@code ended} has and the successor holds every connection handed
+   * over ({@link #finished}): an application that closes Vert.x then does not close one the successor has not read yet.
+   */
+  Future<Void> finishedWhen(Future<?> ended) {
+    return ended.compose(v -> finished());
+  }
+
+  /**
+   * Stops adopting, then looks for a successor at the path; completes either way (the connections then drain as
+   * without handover).
+   */
+  private Future<Void> findSuccessor() {
     Future<Void> stopped = adoption == null ? Future.succeededFuture() : adoption.close();
     return stopped.compose(v -> vertx.executeBlocking(() -> {
       Path target = Path.of(path);

@@ -79,20 +79,14 @@ public final class ChannelSocket implements ConnectionSocket {
    * on): {@code writeQueueMaxSize} bytes queued make it unwritable; half of it, writable again.
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
-    return accepted(socket, context, writeQueueMaxSize, Runnable::run);
+    return accepted(socket, context, writeQueueMaxSize, Runnable::run, null);
   }
 
   /**
    * As {@link #accepted(NetSocket, Context, int)}; Vert.x's shutdown of the socket reaches its connection through
-   * {@code shutdownPacing}, which runs it now or in a later turn of the event loop.
-   */
-  public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing) {
-    return accepted(socket, context, writeQueueMaxSize, shutdownPacing, null);
-  }
-
-  /**
-   * As {@link #accepted(NetSocket, Context, int, Consumer)}; a close for shutdown that finds a process in {@code
-   * successor} (null: none is configured) hands the socket over to it when it can move ({@link #closeLingering}).
+   * {@code shutdownPacing}, which runs it now or in a later turn of the event loop; a close for shutdown that finds a
+   * process in {@code successor} (null: none is configured) hands the socket over to it when it can move ({@link
+   * #closeLingering}).
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing,
                                         Supplier<Successor> successor) {

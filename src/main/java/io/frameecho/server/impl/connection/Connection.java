@@ -386,7 +386,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return reading.isOpen() && owesNothingWhateverTheGate();
   }
 
-  /** As {@link #owesNothing}, whether reading is paused or not. */
   boolean owesNothingWhateverTheGate() {
     return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }

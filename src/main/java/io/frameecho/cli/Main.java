@@ -103,6 +103,9 @@ public final class Main {
     // The launcher finds the Main-Verticle attribute only in the manifest whose Main-Class is the launcher
     // class itself; naming frame-echo's verticle here deploys it by name (so HA can redeploy it) all the same.
     String[] launcherArgs = deploysFrameEcho(args) ? prepend(FrameEchoVerticle.class.getName(), args) : args;
+    if (deploysFrameEcho(args)) {
+      AllocatorSettings.apply(new FrameEchoOptions(config).getMaxFrameSize());
+    }
     Signals.install();
     int exitCode = new ServerLauncher(launcherArgs, new ServerLauncher.Hooks(config, debug, err)).launch();
     return exitCode == 0 ? null : exitCode;

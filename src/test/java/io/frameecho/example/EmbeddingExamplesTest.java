@@ -164,4 +164,35 @@ class EmbeddingExamplesTest {
         ctx.completeNow();
       })));
   }
+
+  @Test
+  void aNetSocketClientFramesBothDirectionsOfATwoByteBigEndianProtocol(Vertx vertx, VertxTestContext ctx) {
+    FrameEchoOptions options = new FrameEchoOptions(new io.vertx.core.json.JsonObject().put("host", "127.0.0.1").put("port", 0)
+      .put("framing", new io.vertx.core.json.JsonObject().put("lengthFieldLength", 2).put("byteOrder", "BIG_ENDIAN")));
+    FrameEchoServer.create(vertx, options).listen()
+      .compose(server -> EmbeddingExamples.shortBigEndianClient(vertx, server.actualPort()))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("ping", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
+  void theConfigurationFileServesALengthThatCountsItsHeader(Vertx vertx, VertxTestContext ctx) {
+    io.frameecho.protocol.LengthField form = io.frameecho.protocol.LengthField.of(4, java.nio.ByteOrder.BIG_ENDIAN)
+      .withLengthAdjustment(-4);
+    EmbeddingExamples.lengthIncludesHeaderServer(vertx, "conf/length-includes-header.json", 0)
+      .compose(port -> vertx.createNetClient().connect(port, "127.0.0.1"))
+      .compose(socket -> {
+        io.vertx.core.Promise<Buffer> answer = io.vertx.core.Promise.promise();
+        io.frameecho.protocol.FrameStream.newParser(form, 1000, socket).handler(answer::tryComplete);
+        // The length 7 counts the 4 header bytes and "abc".
+        socket.write(Buffer.buffer(new byte[] {0, 0, 0, 7, 'a', 'b', 'c'}));
+        return answer.future().eventually(socket::close);
+      })
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("abc", answer.toString());
+        ctx.completeNow();
+      })));
+  }
 }

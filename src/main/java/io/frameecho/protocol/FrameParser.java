@@ -2,7 +2,7 @@ package io.frameecho.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.streams.ReadStream;
@@ -202,10 +202,17 @@ public final class FrameParser implements Handler<Buffer> {
     return this;
   }
 
-  /** Feeds bytes as they arrived, from a Vert.x buffer (copied: the caller keeps its buffer). */
+  /**
+   * Feeds bytes as they arrived, from a Vert.x buffer, copied (the caller keeps its buffer) into a pooled one: the
+   * frames that span reads are then gathered in pooled memory too, as the server's are, rather than in direct memory
+   * allocated afresh each time.
+   */
   @Override
   public void handle(Buffer bytes) {
-    handle(Unpooled.wrappedBuffer(bytes.getBytes()));
+    int length = bytes.length();
+    ByteBuf copy = PooledByteBufAllocator.DEFAULT.heapBuffer(length, length);
+    bytes.getBytes(0, length, copy.array(), copy.arrayOffset());
+    handle(copy.writerIndex(length));
   }
 
   /** Feeds bytes as they arrived; the parser takes ownership of {@code bytes} and releases it. */

@@ -82,7 +82,10 @@ public final class LengthField {
   public static LengthField fromJson(JsonObject json, String keyPrefix) {
     for (String key : json.fieldNames()) {
       if (!KEYS.contains(key)) {
-        throw new IllegalArgumentException("unknown configuration key '" + keyPrefix + key + "'; known keys: "
+        String quoted = io.vertx.core.json.Json.encode(key);
+        // Escaped as in a JSON string, so that a line break in a key leaves the message one line.
+        throw new IllegalArgumentException("unknown configuration key '" + keyPrefix + quoted.substring(1, quoted.length() - 1)
+          + "'; known keys: "
           + String.join(", ", KEYS.stream().map(k -> keyPrefix + k).toList()));
       }
     }

@@ -61,8 +61,8 @@ public final class FrameParser implements Handler<Buffer> {
     void frame(ByteBuf frame);
 
     /**
-     * A {@link FramingException} on a header it refuses ({@link FrameTooLargeException}, {@link FrameTooShortException}) (the parser has stopped for good by then), or
-     * the source's own failure.
+     * A {@link FramingException} on a header it refuses ({@link FrameTooLargeException}, {@link FrameTooShortException};
+     * the parser has stopped for good by then), or the source's own failure.
      */
     void failed(Throwable error);
 

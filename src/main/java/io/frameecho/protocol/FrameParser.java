@@ -1,6 +1,7 @@
 package io.frameecho.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.vertx.core.Handler;
@@ -368,6 +369,15 @@ public final class FrameParser implements Handler<Buffer> {
   /** Whether bytes received while paused wait to be parsed (whole frames may be among them). */
   public boolean holdsUnparsedBytes() {
     return held != null;
+  }
+
+  /**
+   * Memory for the source's next read to land in, while a frame that spans reads lacks {@code least} bytes or more
+   * (a read's guess) and the parser reads: the part of the frame's memory those bytes go to, at most {@code most}
+   * bytes, so that they are not copied again. Null otherwise. The read must be the next one {@link #handle}d.
+   */
+  public ByteBuf landingFor(ByteBufAllocator alloc, int least, int most) {
+    return state == State.READING_BODY && !paused && held == null ? partial.lend(alloc, least, most) : null;
   }
 
   /** True when no frame has been started and not finished: an end here is a clean one. */

@@ -20,7 +20,9 @@ import java.util.function.BooleanSupplier;
  *   header   read 1        read 2 ...
  *   [4 B] [piece: 1st read][piece: as big as all before it][...][1 MiB][1 MiB] ... [the rest]
  * </pre>
- * When a read ends inside a header, its first bytes are kept in a buffer of the header's size.
+ * When a read ends inside a header, its first bytes are kept in a buffer of the header's size. While a large frame
+ * lacks a whole read or more, the socket's next read can land straight in the piece being filled ({@link #lend}): the
+ * kernel's copy is then the only one.
  * <p>
  * Not thread-safe; one per parser.
  */
@@ -59,6 +61,13 @@ final class PartialFrame {
   private int missing;
   /** Bytes of the frame gathered so far (in {@link #frame} and {@link #piece}). */
   private int gathered;
+  /**
+   * The read last lent {@link #piece}'s memory ({@link #lend}), until it is filled from; compared by identity only:
+   * the reader owns it and releases it.
+   */
+  private ByteBuf lent;
+  /** Where {@link #lent} begins in {@link #piece}: the piece's write position when it was lent. */
+  private int lentAt;
 
   /** A read ended inside a header: keeps what there is of it (fewer than the header's), all of {@code in}. */
   void startHeader(ByteBuf in) {
@@ -116,8 +125,43 @@ final class PartialFrame {
     }
   }
 
-  /** Copies from {@code from} into the frame, up to the frame's end; true once the frame is whole. */
+  /**
+   * Memory for the socket's next read inside a large frame: the unfilled part of the piece being filled, at most
+   * {@code most} bytes and no more than the frame lacks, so that the kernel copies the bytes to where they stay and
+   * {@link #fill} keeps them where they landed. Null unless the frame lacks {@code least} bytes at least (a read's
+   * guess): a shorter read of its own would cost a system call that an ordinary read, taking the next frames too, saves.
+   */
+  ByteBuf lend(ByteBufAllocator alloc, int least, int most) {
+    if (!(frame instanceof CompositeByteBuf) || missing < least) {
+      return null;
+    }
+    if (piece == null) {
+      piece = alloc.ioBuffer(nextPieceSize(least));
+    }
+    int length = Math.min(Math.min(piece.writableBytes(), missing), most);
+    if (length <= 0) {
+      return null;
+    }
+    lentAt = piece.writerIndex();
+    lent = piece.retainedSlice(lentAt, length).writerIndex(0);
+    return lent;
+  }
+
+  /**
+   * Copies from {@code from} into the frame, up to the frame's end, or keeps it where it landed if it is the read
+   * {@link #lend} made; true once the frame is whole.
+   */
   boolean fill(ByteBuf from) {
+    if (lent != null) {
+      if (from == lent) {
+        return keepLanded(from);
+      }
+      if (piece.refCnt() > 1) {
+        // The lent read is still alive and may land later: no byte is copied into its memory, the piece ends here.
+        endPiece();
+      }
+      lent = null;
+    }
     if (!(frame instanceof CompositeByteBuf pieces)) {
       int n = Math.min(missing, from.readableBytes());
       frame.writeBytes(from, n);
@@ -138,6 +182,31 @@ final class PartialFrame {
       }
     }
     return missing == 0;
+  }
+
+  /** The lent read: its bytes are already in the piece, at the piece's write position (nothing was copied since). */
+  private boolean keepLanded(ByteBuf read) {
+    lent = null;
+    int n = read.readableBytes();
+    read.skipBytes(n);
+    piece.writerIndex(lentAt + n);
+    missing -= n;
+    gathered += n;
+    if (!piece.isWritable()) {
+      ((CompositeByteBuf) frame).addComponent(true, piece);
+      piece = null;
+    }
+    return missing == 0;
+  }
+
+  /** The piece being filled joins the frame as it is, its unfilled rest unused; the next bytes go to a new piece. */
+  private void endPiece() {
+    if (piece.isReadable()) {
+      ((CompositeByteBuf) frame).addComponent(true, piece);
+    } else {
+      piece.release();
+    }
+    piece = null;
   }
 
   /**
@@ -178,6 +247,7 @@ final class PartialFrame {
     header = release(header);
     frame = release(frame);
     piece = release(piece);
+    lent = null;
     missing = 0;
     gathered = 0;
   }

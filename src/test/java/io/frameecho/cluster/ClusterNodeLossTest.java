@@ -63,63 +63,66 @@ class ClusterNodeLossTest {
   void requestsANodeThatLeftHadFailOrAreResentWithoutWaitingForTheirTimeout() throws Exception {
     String address = "loss." + UUID.randomUUID();
     List<LogCapture> quiet = new ArrayList<>();
-    try (ClusterNodes cluster = new ClusterNodes()) {
-      Vertx nodeA = cluster.start(false);
-      Vertx nodeB = cluster.start(false);
-      Vertx nodeC = cluster.start(false);
-      // B takes requests and never answers (its answers die with it); C answers at once. Both answer probes.
-      ConcurrentLinkedQueue<Message<Buffer>> heldByB = new ConcurrentLinkedQueue<>();
-      await(nodeB.eventBus().<Buffer>consumer(address, m -> {
-        if (isProbe(m)) {
-          m.reply(Buffer.buffer("probe"));
-        } else {
-          heldByB.add(m);
+    // The captures outlive the cluster: its members go on warning about the crash until they are closed.
+    try {
+      try (ClusterNodes cluster = new ClusterNodes()) {
+        Vertx nodeA = cluster.start(false);
+        Vertx nodeB = cluster.start(false);
+        Vertx nodeC = cluster.start(false);
+        // B takes requests and never answers (its answers die with it); C answers at once. Both answer probes.
+        ConcurrentLinkedQueue<Message<Buffer>> heldByB = new ConcurrentLinkedQueue<>();
+        await(nodeB.eventBus().<Buffer>consumer(address, m -> {
+          if (isProbe(m)) {
+            m.reply(Buffer.buffer("probe"));
+          } else {
+            heldByB.add(m);
+          }
+        }).completion());
+        await(nodeC.eventBus().<Buffer>consumer(address, m -> m.reply(Buffer.buffer("answer to " + m.body()))).completion());
+        await(bothReachable(nodeA, address, 100));
+
+        HandlerOptions options = new HandlerOptions().setType(HandlerOptions.EVENT_BUS).setAddress(address)
+          .setTimeoutMs(600_000).setNodeLeftGraceMs(200);
+        Counting failing = new Counting();
+        Counting resending = new Counting();
+        EventBusHandler failHandler = new EventBusHandler(nodeA, options);
+        failHandler.countHeldBytes(failing, delta -> { }, bytes -> true);
+        EventBusHandler resendHandler = new EventBusHandler(nodeA, new HandlerOptions(options).setResendAfterMs(500_000));
+        resendHandler.countHeldBytes(resending, delta -> { }, bytes -> true);
+
+        List<Future<Buffer>> failAnswers = send(nodeA, failHandler, "f");
+        List<Future<Buffer>> resendAnswers = send(nodeA, resendHandler, "r");
+        // Vert.x round-robins between B and C: wait until B holds its share and C has answered the rest.
+        List<Future<Buffer>> all = new ArrayList<>(failAnswers);
+        all.addAll(resendAnswers);
+        await(until(nodeA, () -> heldByB.size() + all.stream().filter(Future::isComplete).count() == 2 * REQUESTS, 600));
+        long failToB = heldByB.stream().filter(m -> m.body().toString().startsWith("f")).count();
+        long resendToB = heldByB.size() - failToB;
+        assertTrue(failToB > 0 && resendToB > 0, "B has requests of both handlers");
+
+        // A crash is noisy: the members warn, the manager's clean-up and B's Vert.x log errors as the cluster goes, and
+        // the handler says a node left. Kept out of the build's output from here to the end.
+        for (String logger : List.of("com.hazelcast", "io.vertx.spi.cluster.hazelcast", "io.vertx.core.impl.VertxImpl",
+          "io.frameecho.server.MemberWatch")) {
+          quiet.add(LogCapture.named(logger));
         }
-      }).completion());
-      await(nodeC.eventBus().<Buffer>consumer(address, m -> m.reply(Buffer.buffer("answer to " + m.body()))).completion());
-      await(bothReachable(nodeA, address, 100));
+        cluster.hazelcast(1).getLifecycleService().terminate();
 
-      HandlerOptions options = new HandlerOptions().setType(HandlerOptions.EVENT_BUS).setAddress(address)
-        .setTimeoutMs(600_000).setNodeLeftGraceMs(200);
-      Counting failing = new Counting();
-      Counting resending = new Counting();
-      EventBusHandler failHandler = new EventBusHandler(nodeA, options);
-      failHandler.countHeldBytes(failing, delta -> { }, bytes -> true);
-      EventBusHandler resendHandler = new EventBusHandler(nodeA, new HandlerOptions(options).setResendAfterMs(500_000));
-      resendHandler.countHeldBytes(resending, delta -> { }, bytes -> true);
-
-      List<Future<Buffer>> failAnswers = send(nodeA, failHandler, "f");
-      List<Future<Buffer>> resendAnswers = send(nodeA, resendHandler, "r");
-      // Vert.x round-robins between B and C: wait until B holds its share and C has answered the rest.
-      List<Future<Buffer>> all = new ArrayList<>(failAnswers);
-      all.addAll(resendAnswers);
-      await(until(nodeA, () -> heldByB.size() + all.stream().filter(Future::isComplete).count() == 2 * REQUESTS, 600));
-      long failToB = heldByB.stream().filter(m -> m.body().toString().startsWith("f")).count();
-      long resendToB = heldByB.size() - failToB;
-      assertTrue(failToB > 0 && resendToB > 0, "B has requests of both handlers");
-
-      // A crash is noisy: the members warn, the manager's clean-up and B's Vert.x log errors as the cluster goes, and
-      // the handler says a node left. Kept out of the build's output from here to the end.
-      for (String logger : List.of("com.hazelcast", "io.vertx.spi.cluster.hazelcast", "io.vertx.core.impl.VertxImpl",
-        "io.frameecho.server.MemberWatch")) {
-        quiet.add(LogCapture.named(logger));
+        List<Boolean> failOutcomes = outcomes(failAnswers);
+        List<Boolean> resendOutcomes = outcomes(resendAnswers);
+        assertEquals(failToB, failing.failures(EventBusFailure.NODE_LEFT), "B's requests failed as lost with its node");
+        assertEquals(REQUESTS - failToB, failOutcomes.stream().filter(ok -> ok).count(), "C's answers were given");
+        assertEquals(0, failing.failures(EventBusFailure.TIMEOUT));
+        assertEquals(REQUESTS, resendOutcomes.stream().filter(ok -> ok).count(), "every request answered");
+        // A copy sent again before Vert.x has dropped B's consumer may go to B again, and is sent once more a grace later.
+        assertTrue(resending.resent.get() >= resendToB, "B's requests sent again: " + resending.resent.get());
+        assertTrue(resending.failed.isEmpty(), "no answer failed with re-sending");
+        for (int i = 0; i < REQUESTS; i++) {
+          assertEquals("answer to r" + i, await(resendAnswers.get(i)).toString());
+        }
+        failHandler.stopChecking();
+        resendHandler.stopChecking();
       }
-      cluster.hazelcast(1).getLifecycleService().terminate();
-
-      List<Boolean> failOutcomes = outcomes(failAnswers);
-      List<Boolean> resendOutcomes = outcomes(resendAnswers);
-      assertEquals(failToB, failing.failures(EventBusFailure.NODE_LEFT), "B's requests failed as lost with its node");
-      assertEquals(REQUESTS - failToB, failOutcomes.stream().filter(ok -> ok).count(), "C's answers were given");
-      assertEquals(0, failing.failures(EventBusFailure.TIMEOUT));
-      assertEquals(REQUESTS, resendOutcomes.stream().filter(ok -> ok).count(), "every request answered");
-      // A copy sent again before Vert.x has dropped B's consumer may go to B again, and is sent once more a grace later.
-      assertTrue(resending.resent.get() >= resendToB, "B's requests sent again: " + resending.resent.get());
-      assertTrue(resending.failed.isEmpty(), "no answer failed with re-sending");
-      for (int i = 0; i < REQUESTS; i++) {
-        assertEquals("answer to r" + i, await(resendAnswers.get(i)).toString());
-      }
-      failHandler.stopChecking();
-      resendHandler.stopChecking();
     } finally {
       quiet.forEach(LogCapture::close);
     }

@@ -518,6 +518,94 @@ class FrameParserTest {
       }
     }
 
+    /**
+     * As the server's socket reads: before each read it asks where the read may land; the kernel's bytes go there
+     * (or into a buffer of the read's own), and that buffer is handed to the parser; now and then a lent read takes
+     * nothing and is released unread, as Netty does with a read that found the socket empty.
+     */
+    private int feedLanding(FrameParser parser, byte[] bytes, Random random, int guess) {
+      int landed = 0;
+      for (int at = 0; at < bytes.length; ) {
+        int most = 1 + random.nextInt(3 * PIECE / 2);
+        ByteBuf into = parser.landingFor(alloc, guess, most);
+        if (into != null && random.nextInt(6) == 0) {
+          into.release();
+          continue;
+        }
+        if (into == null) {
+          into = alloc.directBuffer(guess);
+        } else {
+          assertTrue(into.writableBytes() <= most, "a landing takes at most what the read may");
+          landed++;
+        }
+        int n = Math.min(into.writableBytes(), Math.min(bytes.length - at, 1 + random.nextInt(into.writableBytes())));
+        into.writeBytes(bytes, at, n);
+        at += n;
+        parser.handle(into);
+      }
+      return landed;
+    }
+
+    @Test
+    void readsOfALargeFrameLandInItsMemoryInOrderWhateverTheirSizes() {
+      for (long seed = 1; seed <= 6; seed++) {
+        FrameParser p = parser(4 * PIECE);
+        Random random = new Random(seed);
+        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, 70_000, PIECE - Frames.HEADER_SIZE + 1, 3, 20_000);
+        int landed = feedLanding(p, bytes, random, 1 + random.nextInt(65_536));
+        assertReceivedAre(bytes, "seed " + seed);
+        assertTrue(landed > 0, "seed " + seed + ": reads landed in a frame");
+        assertTrue(p.atFrameBoundary(), "seed " + seed);
+        assertEquals(0, p.setAsideBytes(), "seed " + seed);
+        received.forEach(ByteBuf::release);
+        received.clear();
+      }
+    }
+
+    /**
+     * Only a large frame that lacks a read's guess or more lends its memory: a read of its own would otherwise take
+     * fewer bytes than an ordinary one, which takes the next frames too; nor while the parser is paused.
+     */
+    @Test
+    void onlyALargeFrameLackingAWholeReadLendsItsMemory() {
+      FrameParser p = parser(4 * PIECE);
+      byte[] bytes = stream(new Random(5), 10_000, PIECE);
+      assertEquals(null, p.landingFor(alloc, 1, PIECE), "between frames");
+      feed(p, bytes, 0, 5_000);
+      assertEquals(null, p.landingFor(alloc, 1, PIECE), "a small frame is gathered into one buffer of its size");
+      feed(p, bytes, 5_000, 10_004 + 100_000);
+      assertEquals(null, p.landingFor(alloc, PIECE, PIECE), "the large frame lacks less than the guess");
+      p.pause();
+      assertEquals(null, p.landingFor(alloc, 1, PIECE), "paused");
+      p.resume();
+      ByteBuf lent = p.landingFor(alloc, 65_536, PIECE);
+      assertTrue(lent != null && lent.writableBytes() <= PIECE, "lacking a whole read");
+      lent.release();
+      feed(p, bytes, 10_004 + 100_000, bytes.length);
+      assertReceivedAre(bytes, "whole");
+    }
+
+    /**
+     * Were reads ever handed over out of the order they were made in, the lent read's bytes would still not be
+     * overwritten: a read that comes while a lent one is alive starts a new piece, and the lent one, when it comes,
+     * is copied like any read.
+     */
+    @Test
+    void aReadThatComesBeforeTheLentOneIsNotCopiedOverIt() {
+      FrameParser p = parser(4 * PIECE);
+      byte[] bytes = stream(new Random(11), 3 * PIECE);
+      feed(p, bytes, 0, 200_000);
+      ByteBuf lent = p.landingFor(alloc, 1, 100_000);
+      assertTrue(lent != null, "a large frame under way lends its memory");
+      // The stream's next bytes come in an ordinary read; the lent read holds the ones after them.
+      int n = lent.writableBytes();
+      lent.writeBytes(bytes, 250_000, n);
+      feed(p, bytes, 200_000, 250_000);
+      p.handle(lent);
+      feed(p, bytes, 250_000 + n, bytes.length);
+      assertReceivedAre(bytes, "out of order, yet whole");
+    }
+
     @Test
     void framesFedOneByteAtATime() {
       FrameParser p = parser(1 << 16);

@@ -13,6 +13,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,6 +37,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -347,6 +349,35 @@ class EmbeddedFrameEchoTest {
       throw new EOFException("the stream ended inside a " + length + "-byte response");
     }
     return payload;
+  }
+
+  /**
+   * The server accepts on its verticle's event loop, on every line: with Vert.x's acceptor thread (which otherwise
+   * accepts each socket and hands it over) held busy, clients are still accepted and answered.
+   */
+  @Test
+  void acceptsOnTheVerticlesOwnEventLoop(Vertx vertx) throws Exception {
+    CountDownLatch acceptorBusy = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ((VertxInternal) vertx).acceptorEventLoopGroup().forEach(acceptor -> acceptor.execute(() -> {
+      acceptorBusy.countDown();
+      try {
+        release.await(SOCKET_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }));
+    try {
+      assertTrue(acceptorBusy.await(SOCKET_TIMEOUT_MS, TimeUnit.MILLISECONDS));
+      for (int i = 0; i < 3; i++) {
+        try (Socket socket = connect()) {
+          sendAll(socket, List.of(bytes("accepted")));
+          assertArrayEquals(bytes("accepted"), readFrame(socket));
+        }
+      }
+    } finally {
+      release.countDown();
+    }
   }
 
   /** A unix domain socket, on this build's Vert.x line and its default transport. */

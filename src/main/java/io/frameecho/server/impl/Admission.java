@@ -6,7 +6,6 @@ import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.HeldNewcomers;
-import io.frameecho.server.impl.netty.NewcomerPresets;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Vertx;
@@ -35,8 +34,6 @@ final class Admission {
   static final int FEWEST_WAITING = 16;
 
   private final Vertx vertx;
-  /** What each socket is given before anything else is done with it. */
-  private final NewcomerPresets presets;
   private final ConnectionLimits limits;
   private final FrameEchoMetrics metrics;
   private final ActivityOrder order;
@@ -47,14 +44,13 @@ final class Admission {
   private final WaitingNewcomers<Newcomer> newcomers;
 
   /**
-   * Admits into {@code limits}, each socket given its {@code presets} first; {@code order} says who gives way; {@code serving} takes an admitted socket; while
+   * Admits into {@code limits}; {@code order} says who gives way; {@code serving} takes an admitted socket; while
    * {@code stopping} says so nobody waits. A refused socket's input is discarded for at most {@code lingerMs} (and
    * {@link #REFUSAL_LINGER_MS}).
    */
-  Admission(Vertx vertx, NewcomerPresets presets, ConnectionLimits limits, FrameEchoMetrics metrics, ActivityOrder order,
+  Admission(Vertx vertx, ConnectionLimits limits, FrameEchoMetrics metrics, ActivityOrder order,
             Ticker ticker, long lingerMs, BooleanSupplier stopping, Serving serving) {
     this.vertx = vertx;
-    this.presets = presets;
     this.limits = limits;
     this.metrics = metrics;
     this.order = order;
@@ -82,7 +78,6 @@ final class Admission {
   }
 
   private void accept(NetSocket socket, String ip) {
-    presets.arrived(socket);
     // Before its first read (a TLS handshake's, a held newcomer's): small reads while the budget is over its limit.
     ChannelSocket.capReads(socket, limits.budget()::over);
     Rejection rejection = limits.tryAcquire(ip);

@@ -12,6 +12,8 @@ import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
+import io.frameecho.server.impl.netty.LoopAcceptor;
+import io.frameecho.server.impl.netty.NewcomerPresets;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -152,8 +154,8 @@ public final class FrameEchoServerImpl {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
     proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
-    var presets = io.frameecho.server.impl.netty.NewcomerPresets.of(vertx, netOptions, options.unixSocketAddress() != null);
-    admission = new Admission(vertx, presets, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
+    NewcomerPresets presets = NewcomerPresets.of(vertx, netOptions, options.unixSocketAddress() != null);
+    admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
         if (proxyHeaders != null) {
           proxyHeaders.begin(socket, this::serve);
@@ -163,7 +165,7 @@ public final class FrameEchoServerImpl {
           serve(socket, ip, null);
         }
       });
-    netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
+    netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
     Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     return bound.onFailure(e -> detach()).map(s -> {

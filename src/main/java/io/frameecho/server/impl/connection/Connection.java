@@ -13,6 +13,7 @@ import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.Handler;
 import io.vertx.core.net.SocketAddress;
 
@@ -112,6 +113,12 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
   int readCap() {
     return account.readCap(BudgetAccount.SMALL_READ);
+  }
+
+  /** A read of a large frame lands in the frame's memory (at most the budget's cap), not copied there after. */
+  @Override
+  public ByteBuf readInto(ByteBufAllocator alloc, int least) {
+    return close.decided() ? null : parser.landingFor(alloc, least, readCap());
   }
 
   // ---- handle_read: the socket's events ----

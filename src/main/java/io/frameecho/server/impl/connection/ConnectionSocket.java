@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
@@ -39,6 +40,15 @@ public interface ConnectionSocket {
      */
     default boolean owesNothing() {
       return false;
+    }
+
+    /**
+     * Where the socket's next read may land, from {@code alloc}, when it would take {@code least} bytes: memory of the
+     * frame under way (see {@code FrameParser.landingFor}), or null for an ordinary read. The read is handed to
+     * {@link #bytes} next, or released if it took nothing.
+     */
+    default ByteBuf readInto(ByteBufAllocator alloc, int least) {
+      return null;
     }
   }
 

@@ -24,6 +24,8 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   private final RecvByteBufAllocator sizes;
   /** The most the next read may take: a small read at least. */
   private IntSupplier cap;
+  /** Where a read may land; null: always a buffer of its own. */
+  private Landing landing;
 
   /** Reads are small while {@code small} says so. */
   public CappedReads(RecvByteBufAllocator sizes, BooleanSupplier small) {
@@ -34,6 +36,17 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   /** From now on a read takes at most what {@code cap} says (set on the channel's event loop). */
   public void capWith(IntSupplier cap) {
     this.cap = cap;
+  }
+
+  /** Where a read may land instead of a buffer of its own: given the allocator and the read's guess, memory or null. */
+  @FunctionalInterface
+  public interface Landing {
+    ByteBuf readInto(ByteBufAllocator alloc, int least);
+  }
+
+  /** From now on a read lands where {@code landing} says, when it says (set on the channel's event loop). */
+  public void landIn(Landing landing) {
+    this.landing = landing;
   }
 
   @Override
@@ -69,7 +82,9 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
     @Override
     public ByteBuf allocate(ByteBufAllocator alloc) {
-      return alloc.ioBuffer(guess());
+      int guess = guess();
+      ByteBuf into = landing == null ? null : landing.readInto(alloc, guess);
+      return into != null ? into : alloc.ioBuffer(guess);
     }
 
     @Override

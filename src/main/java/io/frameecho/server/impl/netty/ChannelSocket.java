@@ -92,7 +92,7 @@ public final class ChannelSocket implements ConnectionSocket {
       @Override
       public ConnectionSocket attach(Events events, IntSupplier readCap) {
         ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events, shutdownPacing);
-        attached.readsCappedBy(readCap);
+        attached.readsCappedBy(readCap, events);
         return attached;
       }
 
@@ -197,10 +197,16 @@ public final class ChannelSocket implements ConnectionSocket {
     config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
   }
 
-  /** This connection's reads take at most what {@code cap} says, when more than a small read (see {@link #capReads}). */
-  private void readsCappedBy(IntSupplier cap) {
+  /**
+   * This connection's reads take at most what {@code cap} says, when more than a small read (see {@link #capReads});
+   * a read of a large frame lands in the frame's memory, unless a TLS layer reads first (the read holds its records).
+   */
+  private void readsCappedBy(IntSupplier cap, Events events) {
     if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
       capped.capWith(cap);
+      if (channel.pipeline().get(SslHandler.class) == null && channel.pipeline().get(TlsUpgrade.TLS_HANDLER) == null) {
+        capped.landIn(events::readInto);
+      }
     }
   }
 

@@ -23,13 +23,16 @@ public final class Internals {
 
   /** One line naming every internal that was not found, what that turns off and why; null when all were found. */
   public static String whatIsOff() {
-    return whatIsOff(VertxLine.FOUND, EpollProbe.FOUND, ClusterView.OFF);
+    return whatIsOff(VertxLine.FOUND, EpollProbe.FOUND, ClusterView.OFF, LoopAcceptor.off());
   }
 
-  static String whatIsOff(VertxLine line, EpollProbe epoll, String clusterViewOff) {
+  static String whatIsOff(VertxLine line, EpollProbe epoll, String clusterViewOff, String loopAcceptorOff) {
     List<String> off = new ArrayList<>();
     if (line.off() != null) {
       off.add(line.off());
+    }
+    if (loopAcceptorOff != null) {
+      off.add(loopAcceptorOff);
     }
     if (clusterViewOff != null) {
       off.add(clusterViewOff);

@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
  * accepts in between is closed unanswered (Vert.x 5.0 to 5.2), and the kernel's queue of connections not
  * accepted yet is dropped (or, with {@code tcp_migrate_req}, moved to another listener of a reuseport group)
  * only when the listener closes. So the server stops the listener reading first: nothing more is accepted,
- * what the kernel holds stays queued until the close. <b>Threading:</b> its tasks run on the listener's (acceptor's)
- * event loop, touch only the listening channel, and report back on the server's context.
+ * what the kernel holds stays queued until the close. <b>Threading:</b> its tasks run on the listener's event loop (Vert.x's
+ * acceptor, or the server's own), touch only the listening channel, and report back on the server's context.
  */
 public final class Listener {
 
@@ -64,12 +64,16 @@ public final class Listener {
 
   /**
    * Completes on {@code context} once every listener Vert.x has closed is unbound. Vert.x's close future completes
-   * when Netty's does; on NIO the JDK then closes the socket only at its selector's next select, on the acceptor
-   * event loop. Netty moves due scheduled tasks to its queue only before a batch of tasks, after its IO pass, so
-   * a task scheduled from that event loop runs after a select; two in a row, after two.
+   * when Netty's does; on NIO the JDK then closes the socket only at its selector's next select, on the listener's
+   * event loop (Vert.x's acceptor, or a server's own event loop: {@link LoopAcceptor}). Netty moves due scheduled
+   * tasks to its queue only before a batch of tasks, after its IO pass, so a task scheduled from that event loop runs
+   * after a select; two in a row, after two.
    */
   public static Future<Void> allUnbound(Vertx vertx, Context context) {
-    return afterTwoPolls(((VertxInternal) vertx).acceptorEventLoopGroup(), context);
+    List<EventExecutor> loops = new ArrayList<>();
+    ((VertxInternal) vertx).acceptorEventLoopGroup().forEach(loops::add);
+    ((VertxInternal) vertx).eventLoopGroup().forEach(loops::add);
+    return afterTwoPolls(loops, context);
   }
 
   /** Completes on {@code context} once each of {@code loops} has run two scheduled tasks in a row. */

@@ -39,13 +39,14 @@ class VertxLineTest {
   void oneLineNamesEverythingThatIsOff() {
     EpollProbe epoll = new EpollProbe(name -> name.endsWith(".EpollTcpInfo") ? Object.class
       : Class.forName(name, false, VertxLineTest.class.getClassLoader()));
-    String off = Internals.whatIsOff(new VertxLine(NetSocket.class), epoll, ClusterView.lookUp(Vertx.class));
+    String off = Internals.whatIsOff(new VertxLine(NetSocket.class), epoll, ClusterView.lookUp(Vertx.class), "the loop acceptor is off");
     assertTrue(off.startsWith("frame-echo runs without some of Netty's and Vert.x's internals"), off);
     assertTrue(off.contains("reads as Netty's buffers are off") && off.contains("on epoll, TCP_INFO's state")
       && off.contains("on epoll, TCP_INFO's last_data_sent")
-      && off.contains("the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: no Vertx.clusterManager()"), off);
+      && off.contains("the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: no Vertx.clusterManager()")
+      && off.contains("the loop acceptor is off"), off);
     assertEquals(1, off.lines().count());
-    assertNull(Internals.whatIsOff(new VertxLine(NetSocketInternal.class), EpollProbe.FOUND, ClusterView.OFF),
+    assertNull(Internals.whatIsOff(new VertxLine(NetSocketInternal.class), EpollProbe.FOUND, ClusterView.OFF, LoopAcceptor.off()),
       "nothing is off on this line");
   }
 

@@ -15,6 +15,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ClientAuth;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.PfxOptions;
@@ -140,14 +141,16 @@ public final class EmbeddingExamples {
   public static Future<Buffer> shortBigEndianClient(Vertx vertx, int port) {
     // tag::length-field-client[]
     LengthField form = LengthField.of(2, ByteOrder.BIG_ENDIAN);   // a 2-byte big-endian length, then the body
-    return vertx.createNetClient().connect(port, "127.0.0.1").compose(socket -> {
+    NetClient client = vertx.createNetClient();                   // held until closed: unreferenced, the GC closes it
+    return client.connect(port, "127.0.0.1").compose(socket -> {
       Promise<Buffer> answer = Promise.promise();
       FrameStream.newParser(form, 65_535, socket)                  // a ReadStream<Buffer> of bodies
         .handler(answer::tryComplete)
-        .exceptionHandler(answer::tryFail);
+        .exceptionHandler(answer::tryFail)
+        .endHandler(v -> answer.tryFail("the connection ended before an answer"));
       socket.write(form.frame(Buffer.buffer("ping")));            // header + body
-      return answer.future().eventually(socket::close);
-    });
+      return answer.future();
+    }).eventually(client::close);                                 // closes the socket too
     // end::length-field-client[]
   }
 

@@ -10,6 +10,7 @@ import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.SocketAddress;
 import io.vertx.junit5.Timeout;
@@ -56,20 +57,22 @@ class FramingTest {
     requests.forEach(r -> stream.appendBuffer(form.frame(r)));
     List<Buffer> answers = new ArrayList<>();
     Promise<Void> all = Promise.promise();
+    NetClient client = vertx.createNetClient();
     server(vertx, INCLUDES_HEADER, null, FrameEchoMetrics.NONE)
-      .compose(server -> vertx.createNetClient().connect(server.actualPort(), "127.0.0.1"))
+      .compose(server -> client.connect(server.actualPort(), "127.0.0.1"))
       .onComplete(ctx.succeeding(socket -> {
         FrameStream.newParser(form, 1000, socket).handler(answer -> {
           answers.add(answer);
           if (answers.size() == requests.size()) {
-            all.complete();
+            all.tryComplete();
           }
-        });
+        }).endHandler(v -> all.tryFail("the connection ended after " + answers.size() + " of " + requests.size() + " answers"));
         for (int i = 0; i < stream.length(); i++) {
           socket.write(stream.getBuffer(i, i + 1));
         }
       }));
-    all.future().onComplete(ctx.succeeding(v -> ctx.verify(() -> {
+    // The client is held until the answers came: one the garbage collector finds unreferenced, Vert.x closes.
+    all.future().eventually(client::close).onComplete(ctx.succeeding(v -> ctx.verify(() -> {
       assertEquals(requests, answers);
       ctx.completeNow();
     })));
@@ -117,8 +120,9 @@ class FramingTest {
   void aLengthShorterThanTheHeaderItCountsIsAProtocolErrorAfterTheEarlierAnswers(Vertx vertx, VertxTestContext ctx) {
     RecordingMetrics metrics = new RecordingMetrics();
     List<Buffer> answers = new ArrayList<>();
+    NetClient client = vertx.createNetClient();
     server(vertx, INCLUDES_HEADER, null, metrics)
-      .compose(server -> vertx.createNetClient().connect(server.actualPort(), "127.0.0.1"))
+      .compose(server -> client.connect(server.actualPort(), "127.0.0.1"))
       .compose(socket -> {
         Promise<Void> ended = Promise.promise();
         FrameStream frames = FrameStream.newParser(new FrameEchoOptions(INCLUDES_HEADER).getFraming(), 1000, socket);
@@ -126,6 +130,7 @@ class FramingTest {
         socket.write(Buffer.buffer(new byte[] {0, 3, 'a', 0, 1}));
         return ended.future().compose(v -> metrics.closed(CloseReason.PROTOCOL_ERROR));
       })
+      .eventually(client::close)
       .onComplete(ctx.succeeding(v -> ctx.verify(() -> {
         assertEquals(List.of(Buffer.buffer("a")), answers);
         assertEquals(1, metrics.protocolErrors());

@@ -14,9 +14,9 @@ Scenarios (a restart as OPERATING.md's restart section does it: a second process
 signal to the first):
   sigterm        SIGTERM, no successor connected for a handover: the old process drains
   sigterm-resend the same with re-sending clients
-  handover       the old process hands its connections to the new one over a "handover" socket: for a jar with that
-                 configuration key (issue #33 item 2, not in the jar yet); a jar without it refuses the key at start,
-                 and the row says so
+  handover       the same restart with handoverSocket set in both: the old process hands its connections to the new
+                 one (a jar without the key refuses it at start, and the row says so)
+  handover-resend the same with re-sending clients
   tls            TLS on both, SIGTERM (a TLS session cannot move: drained)
   tls-resend     the same with re-sending clients
   sigkill        SIGKILL: the kernel closes the old process's sockets
@@ -24,7 +24,8 @@ signal to the first):
 
 Per scenario: lost (requests never answered), re-sent, the time from the signal until every client has had an answer
 to a request sent after it, and the old process's event loop's longest stall while it shut down (read from Vert.x's
-blocked-thread checker, run every 10 ms with a 20 ms limit: "<20" when it never fired), with the old process's
+blocked-thread checker, run every 10 ms with a 20 ms limit, from the signal on: "<20" when it never fired, else the
+longest and its thread), with the old process's
 shutdown line. Run it under the bench lock (flock /tmp/frame-echo-bench.lock ...); it uses loopback ports 1238
 (frames) and 9468-9469 (metrics). Set net.ipv4.tcp_migrate_req=1 first (the script says what it is).
 """
@@ -161,7 +162,7 @@ def config(args, tls_dir, metrics_port, handover):
     if tls_dir:
         conf["tls"] = {"certPath": os.path.join(tls_dir, "cert.pem"), "keyPath": os.path.join(tls_dir, "key.pem")}
     if handover:
-        conf["handover"] = handover
+        conf["handoverSocket"] = handover
     return conf
 
 
@@ -183,16 +184,24 @@ def start(args, conf, name, workdir):
     raise SystemExit(name + " did not listen in 60 s")
 
 
-def longest_stall(log_path):
-    blocked = [int(m) for m in re.findall(r"has been blocked for (\d+) ms", open(log_path).read())]
-    return str(max(blocked)) if blocked else "<20"
+def longest_stall(log_path, offset):
+    """The longest stall the log reports after offset (its size when the signal was sent), with its thread."""
+    with open(log_path) as log:
+        log.seek(offset)
+        text = log.read()
+    blocked = [(int(ms), thread) for thread, ms in
+               re.findall(r"Thread (?:Thread\[)?(?:#\d+,)?([^,\]\s]+)\S* has been blocked for (\d+) ms", text)]
+    if not blocked:
+        return "<20"
+    ms, thread = max(blocked)
+    return "%d (%s)" % (ms, thread)
 
 
 async def scenario(args, name, workdir, tls_dir):
     tls = "tls" in name
     resend = name.endswith("resend") or args.resend
     kill = name.startswith("sigkill")
-    handover = os.path.join(workdir, "handover.sock") if name == "handover" else None
+    handover = os.path.join(workdir, "handover.sock") if name.startswith("handover") else None
     old, old_log = start(args, config(args, tls_dir if tls else None, 9468, handover), name + "-old", workdir)
     ctx = None
     if tls:
@@ -215,6 +224,7 @@ async def scenario(args, name, workdir, tls_dir):
     # Counted from the signal: what was lost before (none expected) is reported apart.
     lost_before = tally.lost
     tally.signal_at = time.monotonic()
+    log_offset = os.path.getsize(old_log)
     old.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
     all_served = None
     deadline = tally.signal_at + args.settle
@@ -240,14 +250,14 @@ async def scenario(args, name, workdir, tls_dir):
         new.kill()
     text = open(old_log).read()
     line = re.findall(r"shut down[^\n]*", text)
-    handed = re.findall(r"handed over[^\n]*|handover[^\n]*", text)
+    handed = re.findall(r"handover on [^\n]*no successor[^\n]*", text)
     return {
         "scenario": name, "clients": args.clients, "connected": len(tally.answered_once), "warm answered": warm_answered,
         "lost": tally.lost - lost_before, "lost before signal": lost_before, "re-sent": tally.resent,
         "wrong": tally.wrong, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
         "all served after (s)": "%.1f" % all_served if all_served is not None else
         "not in %d s (%d of %d)" % (args.settle, len(tally.served_after), args.clients),
-        "longest stall (ms)": longest_stall(old_log),
+        "longest stall (ms)": longest_stall(old_log, log_offset),
         "old process": (line[-1] if line else "-") + ((" | " + handed[-1]) if handed else ""),
     }
 
@@ -270,6 +280,7 @@ def main():
     p.add_argument("--settle", type=float, default=60.0, help="seconds after the signal at most")
     p.add_argument("--resend", action="store_true", help="every scenario's clients re-send")
     p.add_argument("--json", help="also write the rows here")
+    p.add_argument("--logs", help="keep the processes' configurations and logs in this directory")
     args = p.parse_args()
     args.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
@@ -281,7 +292,9 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     rows = []
-    with tempfile.TemporaryDirectory(prefix="frame-echo-restart-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="frame-echo-restart-") as tmp:
+        workdir = args.logs or tmp
+        os.makedirs(workdir, exist_ok=True)
         tls_dir = make_cert(workdir) if "tls" in args.scenarios else None
         for name in args.scenarios.split(","):
             try:

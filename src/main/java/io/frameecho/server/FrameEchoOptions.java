@@ -74,11 +74,14 @@ public class FrameEchoOptions {
     OptionKey.string("proxyTrustedPeers", FrameEchoOptions::getProxyTrustedPeers, FrameEchoOptions::setProxyTrustedPeers),
     OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
     OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
+    OptionKey.string("handoverSocket", FrameEchoOptions::getHandoverSocket, FrameEchoOptions::setHandoverSocket),
     OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
       FrameEchoOptions::getMetrics, FrameEchoOptions::setMetrics));
 
   /** The longest unix socket path, in bytes: Linux's {@code sun_path} is 108 bytes with the closing NUL. */
   public static final int MAX_UNIX_SOCKET_PATH_BYTES = 107;
+  /** The longest {@code handoverSocket}: room left for the suffix a process binds it with first. */
+  public static final int MAX_HANDOVER_SOCKET_PATH_BYTES = MAX_UNIX_SOCKET_PATH_BYTES - 24;
 
   /** Ports from -65535 to -1 ask for a random port shared by every instance that uses the same value. */
   private static final int MIN_PORT = -65535;
@@ -106,6 +109,7 @@ public class FrameEchoOptions {
   private NetServerOptions netServerOptions = new NetServerOptions();
   private String proxyTrustedPeers = "";
   private long drainDelayMs = DEFAULT_DRAIN_DELAY_MS;
+  private String handoverSocket = "";
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
 
@@ -642,6 +646,31 @@ public class FrameEchoOptions {
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
     ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
     this.drainDelayMs = drainDelayMs;
+    return this;
+  }
+
+  public String getHandoverSocket() {
+    return handoverSocket;
+  }
+
+  /**
+   * {@code handoverSocket}: a unix socket path where this server adopts the connections of a predecessor (an older
+   * process with the same path, stopping) and, at its own shutdown, hands its connections to a successor listening
+   * there; empty for none. At most {@link #MAX_HANDOVER_SOCKET_PATH_BYTES} bytes: each process binds its own socket
+   * next to the path (the path, a dot, its process id and a count) before it renames it onto the path.
+   */
+  public FrameEchoOptions setHandoverSocket(String handoverSocket) {
+    java.util.Objects.requireNonNull(handoverSocket, "handoverSocket");
+    int bytes = handoverSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    if (bytes > MAX_HANDOVER_SOCKET_PATH_BYTES) {
+      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " is " + bytes
+        + " bytes long; at most " + MAX_HANDOVER_SOCKET_PATH_BYTES + " (a unix socket path has at most "
+        + MAX_UNIX_SOCKET_PATH_BYTES + ", and a process binds the path with a suffix first)");
+    }
+    if (handoverSocket.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " contains a NUL character");
+    }
+    this.handoverSocket = handoverSocket;
     return this;
   }
 

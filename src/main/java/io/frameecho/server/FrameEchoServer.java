@@ -87,7 +87,9 @@ public interface FrameEchoServer {
    * Graceful shutdown: stops accepting, closes at once the connections that owe nothing, gives one accepted moments
    * before and silent so far a short grace for its first request, lets every other connection answer the frames it
    * has received and flush them, and after {@code shutdownTimeoutMs} cuts what remains. Logs how many were drained,
-   * closed idle and cut. Completes once the port is unbound and every connection has closed.
+   * closed idle and cut. Completes once the port is unbound and every connection has closed. With {@code
+   * handoverSocket} and a successor listening there, a connection that owes nothing moves to the successor instead of
+   * closing (its client sees no close), and the line counts those handed over.
    */
   Future<Void> shutdown();
 

@@ -63,6 +63,8 @@ class PersistentClientsRestartIT {
     final AtomicLong answered = new AtomicLong();
     final AtomicLong lost = new AtomicLong();
     final AtomicLong wrong = new AtomicLong();
+    /** Connections that ended while the clients were running. */
+    final AtomicLong closes = new AtomicLong();
     /** Summed once the clients have stopped. */
     final AtomicLong resent = new AtomicLong();
     /** Clients answered for a request sent after the signal. */
@@ -74,6 +76,7 @@ class PersistentClientsRestartIT {
     @Override
     public String toString() {
       return "sent " + sent + ", answered " + answered + ", lost " + lost + ", re-sent " + resent + ", wrong " + wrong
+        + ", connections ended " + closes
         + (samples.isEmpty() ? "" : ", e.g. " + samples);
     }
   }
@@ -113,6 +116,9 @@ class PersistentClientsRestartIT {
         FrameClient client = ar.result().resendIdempotent(resend);
         connection = client;
         client.closeHandler(v -> {
+          if (!stopped.get()) {
+            tally.closes.incrementAndGet();
+          }
           resentBefore += client.requestsResent();
           if (connection == client) {
             connection = null;
@@ -163,6 +169,11 @@ class PersistentClientsRestartIT {
 
   /** Persistent clients across one restart: the second process starts, then the first gets {@code kill} or SIGTERM. */
   private Outcome restart(boolean tls, boolean resend, boolean kill) throws Exception {
+    return restart(tls, resend, kill, null);
+  }
+
+  /** As above; both processes with {@code handoverSocket} set to {@code handoverSocket} when it is not null. */
+  private Outcome restart(boolean tls, boolean resend, boolean kill, Path handoverSocket) throws Exception {
     assertTrue(Files.isRegularFile(JAR), "run after mvn package");
     assumeTrue(System.getProperty("os.name").toLowerCase().contains("linux"), "reusePort groups as Linux has them");
     vertx = Vertx.vertx();
@@ -177,6 +188,7 @@ class PersistentClientsRestartIT {
     }
     String conf = "{\"host\":\"127.0.0.1\",\"port\":" + port + ",\"transport\":\"epoll\",\"netServerOptions\":{\"reusePort\":true"
       + (tls ? ",\"sslHandshakeTimeout\":60" : "") + "}"
+      + (handoverSocket == null ? "" : ",\"handoverSocket\":\"" + handoverSocket + "\"")
       + tlsConf + "}";
     List<String> oldLog = new CopyOnWriteArrayList<>();
     Process old = processes.start(conf, oldLog);
@@ -261,6 +273,20 @@ class PersistentClientsRestartIT {
     stop();
     Outcome resent = restart(true, true, false);
     assertEquals(0, resent.tally().lost.get(), resent.tally() + "; " + resent.shutdownLine());
+  }
+
+  /**
+   * With a handover socket the old process hands its connections to the new one: no client sees its connection end,
+   * nothing is lost or re-sent, and the old process counts every connection as handed over.
+   */
+  @Test
+  void sigtermWithHandoverLosesNothingAndEndsNoConnection(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    Outcome outcome = restart(false, false, false, dir.resolve("handover.sock"));
+    assertEquals(143, outcome.exit());
+    Tally tally = outcome.tally();
+    assertEquals(0, tally.lost.get(), tally + "; " + outcome.shutdownLine());
+    assertEquals(0, tally.closes.get(), "connections ended: " + tally + "; " + outcome.shutdownLine());
+    assertTrue(outcome.shutdownLine().contains(" " + CLIENTS + " handed over to the successor"), outcome.shutdownLine());
   }
 
   /** SIGKILL: the server counts nothing; every client gets back in, and counts what it lost. */

@@ -96,6 +96,20 @@ public final class EmbeddingExamples {
     // end::unix-socket[]
   }
 
+  /**
+   * A server that adopts a predecessor's connections at {@code handoverSocket} and hands its own to a successor there
+   * when it shuts down; completes with its port.
+   */
+  public static Future<Integer> deployWithHandover(Vertx vertx, String handoverSocket) {
+    // tag::handover[]
+    FrameEchoOptions options = new FrameEchoOptions().setPort(0)   // the same fixed port in each process, in practice
+      .setNetServerOptions(new NetServerOptions().setReusePort(true))
+      .setHandoverSocket(handoverSocket);
+    FrameEchoVerticle verticle = new FrameEchoVerticle(options);
+    return vertx.deployVerticle(verticle).map(id -> verticle.actualPort());
+    // end::handover[]
+  }
+
   /** Requests go to consumers of an event-bus address, on any node of a cluster. */
   public static Future<Integer> deployEventBusHandler(Vertx vertx) {
     // tag::eventbus-handler[]

@@ -121,6 +121,29 @@ class EmbeddingExamplesTest {
   }
 
   @Test
+  void aServerWithAHandoverSocketEchoes() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(io.vertx.core.transport.Transport.EPOLL.available(), "handover is epoll's");
+    // A process of its own on epoll, stopped whole: with no successor, its stop removes the socket file.
+    Vertx epoll = Vertx.builder().withTransport(io.vertx.core.transport.Transport.EPOLL).build();
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("frame-echo-example");
+    java.nio.file.Path socket = dir.resolve("handover.sock");
+    // A handover needs reusePort; on a machine with net.ipv4.tcp_migrate_req 0 the server warns at start, as it should.
+    io.frameecho.testkit.LogCapture startup = io.frameecho.testkit.LogCapture.named("io.frameecho.server.FrameEchoServer");
+    try {
+      int port = EmbeddingExamples.deployWithHandover(epoll, socket.toString())
+        .toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      assertTrue(java.nio.file.Files.exists(socket), "the server listens at its handover socket");
+      assertEquals("hello", EmbeddingExamples.firstEcho(epoll, port)
+        .toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS).toString());
+    } finally {
+      epoll.close().toCompletionStage().toCompletableFuture().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      startup.close();
+    }
+    assertTrue(!java.nio.file.Files.exists(socket), "its stop, with no successor, removed the socket file");
+    java.nio.file.Files.delete(dir);
+  }
+
+  @Test
   void theEventBusHandlerAnswersWithTheConsumersReply(Vertx vertx, VertxTestContext ctx) {
     EmbeddingExamples.deployEventBusHandler(vertx)
       .compose(port -> EmbeddingExamples.firstEcho(vertx, port))

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
 /**
  * One server instance's open connections, and how they ended once shutdown began: drained (closed after their
  * answers), closed idle (owing nothing, and nothing lost), lost a request (one its client sent after the close was
- * decided, discarded unanswered) or cut (answers or responses lost). {@link #allClosed} completes once
+ * decided, discarded unanswered), cut (answers or responses lost) or handed over (moved to a successor process owing
+ * nothing, with {@code handoverSocket}). {@link #allClosed} completes once
  * shutdown has begun and the last one has closed. On the server's event loop only.
  *
  * @param <C> a connection
@@ -30,6 +31,7 @@ final class Drain<C> {
   private int closedIdle;
   private int lostRequest;
   private int cutCount;
+  private int handedOver;
 
   /** {@code cut} closes a connection at once, dropping what it still owes. */
   Drain(Consumer<C> cut) {
@@ -49,6 +51,7 @@ final class Drain<C> {
         case CLOSED_IDLE -> closedIdle++;
         case REQUEST_DISCARDED -> lostRequest++;
         case DRAINED -> drained++;
+        case HANDED_OVER -> handedOver++;
       }
       completeIfEmpty();
     }
@@ -78,6 +81,11 @@ final class Drain<C> {
 
   Future<Void> allClosed() {
     return allClosed.future();
+  }
+
+  /** Connections moved to a successor process. */
+  int handedOver() {
+    return handedOver;
   }
 
   /** For the shutdown line. */

@@ -84,6 +84,8 @@ public final class FrameEchoServerImpl {
   private String servedAddress;
   /** Runs a task on this server's event loop later: one for its connections. */
   private Executor onLoop;
+  /** The restart with handover {@code handoverSocket} asks for, or null. */
+  private Handover handover;
 
   public FrameEchoServerImpl(Vertx vertx, FrameEchoOptions options) {
     this.vertx = Objects.requireNonNull(vertx, "vertx");
@@ -167,8 +169,17 @@ public final class FrameEchoServerImpl {
       });
     netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
-    Future<NetServer> bound = unixSocket == null ? netServer.listen() : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
+    handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
+    Future<Void> pathChecked = handover == null ? Future.succeededFuture() : handover.checkPath();
+    Future<NetServer> bound = pathChecked.compose(v -> unixSocket == null ? netServer.listen()
+      : UnixSocketListener.listen(vertx, context, netServer, unixSocket));
+    if (handover != null) {
+      bound = bound.compose(s -> handover.adoptInto(s).map(s));
+    }
     return bound.onFailure(e -> detach()).map(s -> {
+      if (listener == null && handover != null) {
+        listener = handover.listener();
+      }
       operations.listening();
       operations.roomCheck(room);
       if (handshakes != null) {
@@ -264,7 +275,9 @@ public final class FrameEchoServerImpl {
     if (onLoop == null) {
       onLoop = task -> loop.runOnContext(v -> task.run());
     }
-    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer);
+    AcceptedSocket accepted = handover == null
+      ? ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer)
+      : ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer, handover::successor);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         limits.release(ip, closed.gaveWay());
@@ -325,11 +338,17 @@ public final class FrameEchoServerImpl {
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
     drain.begin();
-    shutdown = Future.all(unbound.future(), drain.allClosed()).map(v -> {
+    Future<?> ended = Future.all(unbound.future(), drain.allClosed());
+    if (handover != null) {
+      // Completes once the successor holds every connection handed over: an application that closes Vert.x then
+      // does not close one the successor has not read yet.
+      ended = ended.compose(v -> handover.finished());
+    }
+    shutdown = ended.map(v -> {
       detach();
-      log.info("frame-echo on {} shut down{}: {}",
+      log.info("frame-echo on {} shut down{}: {}{}",
         options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
-        StopSignal.cause(), drain.summary());
+        StopSignal.cause(), handover == null ? "" : handover.summary(drain.handedOver()), drain.summary());
       return null;
     });
     long timeout = options.getShutdownTimeoutMs();
@@ -338,6 +357,10 @@ public final class FrameEchoServerImpl {
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> drain.cutAll());
     drain.allClosed().onComplete(ar -> vertx.cancelTimer(deadline));
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
+    if (handover != null) {
+      // The successor is found before Vert.x tells the connections, so that each close can hand its socket over.
+      stopped = Future.all(stopped, handover.findSuccessor()).mapEmpty();
+    }
     stopped.onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
       if (listener != null) {
@@ -365,6 +388,9 @@ public final class FrameEchoServerImpl {
     }
     // Vert.x closes their sockets with the others; none is decided for afterwards.
     context.runOnContext(v -> admission.forgetWaiting());
+    if (handover != null) {
+      handover.finished();
+    }
     return netServer.close()
       .transform(closed -> Listener.allUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))

@@ -111,6 +111,11 @@ record CloseState(Stage stage, CloseReason reason, boolean requestLost, Ending e
     return new CloseState(stage, reason, requestLost, how);
   }
 
+  /** The socket moved to a successor process owing nothing: nothing was lost, its client saw no close. */
+  CloseState handedOver() {
+    return new CloseState(stage, reason, requestLost, Ending.HANDED_OVER);
+  }
+
   /** What the client lost, once the socket has closed: one entry per cause, for the meter. */
   List<RequestLoss> losses() {
     if (ending == Ending.CUT) {

@@ -115,10 +115,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return account.readCap(BudgetAccount.SMALL_READ);
   }
 
-  /** A read of a large frame lands in the frame's memory (at most the budget's cap), not copied there after. */
+  /**
+   * A read of a large frame lands in the frame's memory, not copied there after; it takes what an ordinary read would
+   * ({@code guess}, within the budget's cap): a larger one held the socket longer per system call and was slower.
+   */
   @Override
-  public ByteBuf readInto(ByteBufAllocator alloc, int least) {
-    return close.decided() ? null : parser.landingFor(alloc, least, readCap());
+  public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
+    return close.decided() ? null : parser.landingFor(alloc, guess, Math.min(guess, readCap()));
   }
 
   // ---- handle_read: the socket's events ----
@@ -357,7 +360,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       close = close.decide(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
     boolean dropped = responses.drop();
-    close = close.ended(writer.lost() || dropped);
+    close = socket.handedOver() && !dropped ? close.handedOver() : close.ended(writer.lost() || dropped);
     close.losses().forEach(metrics::requestLost);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -368,6 +371,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     closedHandler.handle(this);
     log.socketClosed(close.reason());
     log.closed(close.reason(), ioError);
+  }
+
+  /** Closing for shutdown, every answer written, nothing read and dropped: the socket may move to a successor. */
+  @Override
+  public boolean handOverAllowed() {
+    return close.reason() == CloseReason.SERVER_SHUTDOWN && !close.requestLost() && !close.stage().cut()
+      && !responses.awaiting() && !inputEnded;
   }
 
   // ---- giving way ----

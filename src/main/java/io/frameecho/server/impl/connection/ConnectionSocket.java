@@ -50,6 +50,14 @@ public interface ConnectionSocket {
     default ByteBuf readInto(ByteBufAllocator alloc, int least) {
       return null;
     }
+
+    /**
+     * Whether the socket may move to a successor process instead of closing (a restart with handover): the connection
+     * closes for shutdown, every answer written, and nothing its client sent was read and dropped.
+     */
+    default boolean handOverAllowed() {
+      return false;
+    }
   }
 
   /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
@@ -82,6 +90,11 @@ public interface ConnectionSocket {
 
   /** Closes at once, dropping whatever is still queued. */
   void closeNow();
+
+  /** True once a close moved the socket to a successor process, its client none the wiser (see {@code closeLingering}). */
+  default boolean handedOver() {
+    return false;
+  }
 
   /** The client reset the connection (known on epoll; false where the transport cannot tell). */
   boolean resetByPeer();

@@ -12,5 +12,7 @@ public enum Ending {
    */
   REQUEST_DISCARDED,
   /** Ended with answers or responses it could not deliver. */
-  CUT
+  CUT,
+  /** Moved to a successor process owing nothing (a restart with handover): its client saw no close. */
+  HANDED_OVER
 }

@@ -26,6 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * One connection's socket, the poll loop's view of it (the book's {@code handle_read} events): the
@@ -63,6 +64,10 @@ public final class ChannelSocket implements ConnectionSocket {
   private boolean lingering;
   /** The channel's {@code ALLOW_HALF_CLOSURE}, as this socket last set it ({@link Watch#channelReadComplete}). */
   private boolean halfClosureAllowed;
+  /** Where a shutdown's close may hand the socket instead, and who allows it; null when no handover is configured. */
+  private MoveTo moveTo;
+  /** The socket moved to the successor: this process closed its own descriptor only. */
+  private boolean handedOver;
 
   private ChannelSocket(NetSocket socket) {
     this.socket = socket;
@@ -83,6 +88,15 @@ public final class ChannelSocket implements ConnectionSocket {
    * {@code shutdownPacing}, which runs it now or in a later turn of the event loop.
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing) {
+    return accepted(socket, context, writeQueueMaxSize, shutdownPacing, null);
+  }
+
+  /**
+   * As {@link #accepted(NetSocket, Context, int, Consumer)}; a close for shutdown that finds a process in {@code
+   * successor} (null: none is configured) hands the socket over to it when it can move ({@link #closeLingering}).
+   */
+  public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing,
+                                        Supplier<Successor> successor) {
     return new AcceptedSocket() {
       @Override
       public SocketAddress remoteAddress() {
@@ -93,6 +107,9 @@ public final class ChannelSocket implements ConnectionSocket {
       public ConnectionSocket attach(Events events, IntSupplier readCap) {
         ChannelSocket attached = ChannelSocket.attach(socket, context, writeQueueMaxSize, events, shutdownPacing);
         attached.readsCappedBy(readCap, events);
+        if (successor != null) {
+          attached.moveTo = new MoveTo(successor, events);
+        }
         return attached;
       }
 
@@ -132,6 +149,10 @@ public final class ChannelSocket implements ConnectionSocket {
       halfClosureAllowed = allowed;
       channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, allowed);
     }
+  }
+
+  /** The process found at shutdown, if any, and the connection that says whether its socket may move there. */
+  private record MoveTo(Supplier<Successor> successor, Events events) {
   }
 
   /** The end of the input and writability, told to the connection on its context. */
@@ -290,6 +311,11 @@ public final class ChannelSocket implements ConnectionSocket {
    * until the client closes its side or {@code lingerMs} have passed; then it closes. Closing at once with
    * unread input would send a reset, and a reset makes the client's kernel throw away the responses the
    * client has not read yet. With {@code lingerMs} 0, it closes once the responses are written.
+   * <p>
+   * With a successor process (a restart with handover), a close its connection allows to move ({@link
+   * Events#handOverAllowed}: shutdown's, nothing owed, nothing read and dropped) moves the socket there instead once
+   * the responses are written, with no FIN: the client sees no close. One that cannot move (TLS, its input or output
+   * shut down, the successor gone) closes as above.
    */
   @Override
   public void closeLingering(long lingerMs) {
@@ -307,25 +333,46 @@ public final class ChannelSocket implements ConnectionSocket {
 
   private void finThenLinger(long lingerMs, boolean afterFin) {
     internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
-      if (written.failed() || (lingerMs == 0 && !afterFin) || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
+      Successor to = moveTo == null || written.failed() || inputShutdown ? null : moveTo.successor.get();
+      if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
+        to.handOver(channel, moved -> {
+          if (moved) {
+            handedOver = true;
+            closeNow();
+          } else {
+            fin(written.succeeded(), lingerMs, afterFin);
+          }
+        });
+        return;
+      }
+      fin(written.succeeded(), lingerMs, afterFin);
+    });
+  }
+
+  private void fin(boolean written, long lingerMs, boolean afterFin) {
+    if (!written || (lingerMs == 0 && !afterFin) || inputShutdown || !(channel instanceof DuplexChannel duplex)) {
+      closeNow();
+      return;
+    }
+    SslHandler tls = channel.pipeline().get(SslHandler.class);
+    ChannelFuture closeNotify = tls == null ? channel.newSucceededFuture() : tls.closeOutbound();
+    closeNotify.addListener(sent -> duplex.shutdownOutput().addListener(fin -> {
+      if (!fin.isSuccess() || inputShutdown) {
         closeNow();
         return;
       }
-      SslHandler tls = channel.pipeline().get(SslHandler.class);
-      ChannelFuture closeNotify = tls == null ? channel.newSucceededFuture() : tls.closeOutbound();
-      closeNotify.addListener(sent -> duplex.shutdownOutput().addListener(fin -> {
-        if (!fin.isSuccess() || inputShutdown) {
-          closeNow();
-          return;
-        }
-        lingering = true;
-        reading(true);
-        // A scheduled task runs after the event loop's next look at its sockets (Netty moves due scheduled tasks
-        // to its queue only before a batch of tasks, after the IO pass): bytes that had arrived are read first.
-        ScheduledFuture<?> deadline = channel.eventLoop().schedule(this::closeNow, lingerMs, TimeUnit.MILLISECONDS);
-        channel.closeFuture().addListener(closed -> deadline.cancel(false));
-      }));
-    });
+      lingering = true;
+      reading(true);
+      // A scheduled task runs after the event loop's next look at its sockets (Netty moves due scheduled tasks
+      // to its queue only before a batch of tasks, after the IO pass): bytes that had arrived are read first.
+      ScheduledFuture<?> deadline = channel.eventLoop().schedule(this::closeNow, lingerMs, TimeUnit.MILLISECONDS);
+      channel.closeFuture().addListener(closed -> deadline.cancel(false));
+    }));
+  }
+
+  @Override
+  public boolean handedOver() {
+    return handedOver;
   }
 
   @Override

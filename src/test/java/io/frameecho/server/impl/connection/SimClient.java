@@ -307,6 +307,11 @@ final class SimClient {
     return expected.size();
   }
 
+  /** Where the last frame answered whole ends, in what the client sent. */
+  long answeredEnd() {
+    return answeredEnd;
+  }
+
   /** A frame the client sent (a byte of it at least taken by the kernel) was never answered whole. */
   boolean sentUnanswered() {
     return framesMadeBytes - toSend.size() > answeredEnd;

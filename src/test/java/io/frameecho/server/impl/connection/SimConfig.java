@@ -14,7 +14,7 @@ import java.util.Random;
 record SimConfig(long seed, int connections, int steps, int loops, int maxFrameSize, long maxBufferedBytes,
                  long budgetGraceMs, long frameTimeoutMs, long writeStallTimeoutMs, int writeQueueMaxSize,
                  long lingerTimeoutMs, int kernelBufferBytes, boolean tls, boolean application, int maxInFlight,
-                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent, LengthField framing) {
+                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent, boolean handover, LengthField framing) {
 
   /**
    * Header forms besides frame-echo's own, each able to announce the largest frame: a length that counts its header,
@@ -65,14 +65,16 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
     }
     // Half the runs shut down (as a server stops) at a point of the run; drawn last, so the other draws stay as they were.
     int shutdownAtPercent = r.nextBoolean() ? 20 + r.nextInt(71) : -1;
-    // A quarter of the runs in another header form; drawn after the rest, which stays as it was.
+    // Half the runs that shut down have a successor to hand connections over to (a restart with handoverSocket).
+    boolean handover = shutdownAtPercent >= 0 && r.nextBoolean();
+    // A quarter of the runs in another header form; drawn last, so that the other draws stay as they were.
     LengthField framing = LengthField.DEFAULT;
     if (r.nextInt(4) == 0) {
       int pick = r.nextInt(FORMS.length + KEPT_HEADER_FORMS.length);
       framing = pick < FORMS.length ? FORMS[pick] : application ? FORMS[pick % FORMS.length] : KEPT_HEADER_FORMS[pick - FORMS.length];
     }
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
-      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent, framing);
+      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent, handover, framing);
   }
 
   FrameEchoOptions options() {
@@ -100,6 +102,7 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       + " writeQueueMaxSize=" + writeQueueMaxSize + " lingerTimeoutMs=" + lingerTimeoutMs
       + " kernelBufferBytes=" + kernelBufferBytes + " tls=" + tls + " handler=" + (application ? "application" : "echo")
       + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo
-      + " shutdownAtPercent=" + shutdownAtPercent + (framing.isDefault() ? "" : " framing=" + framing);
+      + " shutdownAtPercent=" + shutdownAtPercent + " handover=" + handover
+      + (framing.isDefault() ? "" : " framing=" + framing);
   }
 }

@@ -18,6 +18,7 @@ final class SimInvariants {
   static final String RELEASED = "(e) everything released once the clients leave";
   static final String CLOCKS = "(f) no connection outlives its timeouts";
   static final String LOSS_COUNTED = "(g) a request the server closed on is counted lost, and only then";
+  static final String HANDED_OVER = "(h) a connection handed over holds nothing its client sent";
 
   private SimInvariants() {
   }
@@ -97,6 +98,23 @@ final class SimInvariants {
     if (losses.contains(RequestLoss.AFTER_CLOSE) && !client.sentUnanswered()) {
       throw new SimulationFailure(LOSS_COUNTED, "connection " + client.socket.id + " (" + client.behaviour + ", "
         + reason + ") counted a request lost after its close, but its client had every request answered");
+    }
+  }
+
+  /**
+   * (h) A connection that moved to a successor process had read only what it answered, and its client had every
+   * answer: every byte it read belongs to a frame answered whole (what the client sent after stays in the kernel and
+   * moves), nothing was counted lost, and it ended as handed over.
+   */
+  static void handedOverHoldsNothing(SimClient client, List<RequestLoss> losses) {
+    long read = client.socket.deliveredBytes();
+    if (read != client.answeredEnd()) {
+      throw new SimulationFailure(HANDED_OVER, "connection " + client.socket.id + " (" + client.behaviour + ") moved having "
+        + "read " + read + " byte(s) of its client's, whose frames answered whole end at " + client.answeredEnd());
+    }
+    if (!losses.isEmpty() || client.socket.connection().ending() != Ending.HANDED_OVER) {
+      throw new SimulationFailure(HANDED_OVER, "connection " + client.socket.id + " moved, ended " + client.socket.connection().ending()
+        + " with losses " + losses);
     }
   }
 

@@ -78,6 +78,10 @@ final class SimSocket implements ConnectionSocket {
   private boolean resetAtClose;
   private boolean closedDelivered;
   private long lingerTimer = -1;
+  /** Whether a successor process takes this socket at a shutdown's close; asked at that close. */
+  private java.util.function.BooleanSupplier successor = () -> false;
+  /** The socket moved to the successor instead of closing: what the kernel held for it moved with it. */
+  private boolean handedOver;
 
   SimSocket(int id, int loop, SimConfig config, VirtualTicker ticker, SimReads reads, Random random, Executor loopTasks) {
     this.id = id;
@@ -92,6 +96,11 @@ final class SimSocket implements ConnectionSocket {
 
   void attach(Connection connection) {
     this.connection = connection;
+  }
+
+  /** From now on a shutdown's close asks {@code successor} whether a successor process takes the socket. */
+  void successor(java.util.function.BooleanSupplier successor) {
+    this.successor = successor;
   }
 
   // ==== ConnectionSocket: what the connection does ====
@@ -160,6 +169,12 @@ final class SimSocket implements ConnectionSocket {
     }
     closeAsked = true;
     writeQueue.add(new Write(Unpooled.EMPTY_BUFFER, Promise.promise(), () -> {
+      // As ChannelSocket: every response written, a socket the connection lets go moves instead of closing (not TLS's).
+      if (!config.tls() && !inputShutdown && successor.getAsBoolean() && connection.handOverAllowed()) {
+        handedOver = true;
+        closeNow();
+        return;
+      }
       if ((lingerMs == 0 && !afterFin) || inputShutdown) {
         closeNow();
         return;
@@ -184,12 +199,23 @@ final class SimSocket implements ConnectionSocket {
   }
 
   @Override
+  public boolean handedOver() {
+    return handedOver;
+  }
+
+  /** Bytes the connection has read from this socket. */
+  long deliveredBytes() {
+    return position.delivered;
+  }
+
+  @Override
   public void closeNow() {
     if (closedNow) {
       return;
     }
     closedNow = true;
-    resetAtClose = kernelIn.size() > 0;
+    // A socket handed over is not closed in the kernel: what its client sent waits there for the successor.
+    resetAtClose = !handedOver && kernelIn.size() > 0;
     if (lingerTimer >= 0) {
       ticker.cancel(lingerTimer);
       lingerTimer = -1;

@@ -134,6 +134,7 @@ final class Simulation {
     Connection connection = new Connection(SocketAddress.inetSocketAddress(10_000 + id, "127.0.0.1"), options, metrics,
       logs, orders.get(loop), c -> closed(client));
     socket.attach(connection);
+    socket.successor(() -> shutDown && config.handover());
     live.add(client);
     all.add(client);
     closedCalls.put(client, 0);
@@ -169,7 +170,7 @@ final class Simulation {
     int calls = closedCalls.merge(client, 1, Integer::sum);
     List<CloseReason> reasons = metrics.closeReasons();
     CloseReason reason = reasons.isEmpty() ? null : reasons.get(reasons.size() - 1);
-    trace("connection " + client.socket.id + " closed: " + reason);
+    trace("connection " + client.socket.id + " closed: " + reason + (client.socket.handedOver() ? ", handed over" : ""));
     live.remove(client);
     if (tearingDown) {
       return;
@@ -179,7 +180,11 @@ final class Simulation {
     lossesSeen = losses.size();
     SimInvariants.oneCloseReasonEach(client, calls, metrics, handlersRun);
     SimInvariants.wellBehavedNotClosedByServer(client, reason, shutDown);
-    SimInvariants.lossCounted(client, reason, its);
+    if (client.socket.handedOver()) {
+      SimInvariants.handedOverHoldsNothing(client, its);
+    } else {
+      SimInvariants.lossCounted(client, reason, its);
+    }
     if (shutDown && live.isEmpty() && shutdownDeadline >= 0) {
       ticker.cancel(shutdownDeadline);
       shutdownDeadline = -1;

@@ -1,6 +1,7 @@
 package io.frameecho.bench;
 
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
@@ -50,7 +51,10 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
 
   // Response parsing state: a header split across reads collects in a buffer made once (no allocation per
   // response, and a heap array the leak detector need not track), then body bytes still to come.
-  private final ByteBuf splitHeader = Unpooled.wrappedBuffer(new byte[Frames.HEADER_SIZE]).clear();
+  private final ByteBuf splitHeader;
+  /** The frames' form; whether it is frame-echo's own, read and written here without asking the form. */
+  private final LengthField form;
+  private final boolean ownForm;
   private int bodyRemaining = -1;
   private int bodyOffset;
   private long bodySeed;
@@ -69,6 +73,9 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
     this.random = new SplittableRandom(id * 0x9E3779B97F4A7C15L);
     this.sentNanos = new long[settings.pipeline()];
     this.sentSize = new int[settings.pipeline()];
+    this.form = settings.framing();
+    this.ownForm = form.isDefault();
+    this.splitHeader = Unpooled.wrappedBuffer(new byte[form.headerSize()]).clear();
   }
 
   @Override
@@ -139,25 +146,30 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
    * Writes one request frame of {@code size} bytes, not flushed: the seeded pattern when {@code verify}, else the
    * template's first bytes (copied into one pooled buffer when small, cheaper than a header plus a slice).
    */
-  static void writeFrame(ChannelHandlerContext ctx, int size, boolean verify, long seed, ByteBuf template) {
+  static void writeFrame(ChannelHandlerContext ctx, LengthField form, int size, boolean verify, long seed, ByteBuf template) {
     if (verify) {
-      ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
+      ByteBuf frame = header(form, ctx.alloc().ioBuffer(form.headerSize() + size), size);
       PayloadPattern.write(frame, seed, size);
       ctx.write(frame, ctx.voidPromise());
     } else if (size <= COPY_LIMIT) {
-      ByteBuf frame = Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE + size), size);
+      ByteBuf frame = header(form, ctx.alloc().ioBuffer(form.headerSize() + size), size);
       frame.writeBytes(template, 0, size);
       ctx.write(frame, ctx.voidPromise());
     } else {
-      ctx.write(Frames.writeHeader(ctx.alloc().ioBuffer(Frames.HEADER_SIZE), size), ctx.voidPromise());
+      ctx.write(header(form, ctx.alloc().ioBuffer(form.headerSize()), size), ctx.voidPromise());
       ctx.write(template.retainedSlice(0, size), ctx.voidPromise());
     }
+  }
+
+  /** A header of {@code form} announcing a body of {@code size} bytes; frame-echo's own written inline. */
+  private static ByteBuf header(LengthField form, ByteBuf out, int size) {
+    return form == LengthField.DEFAULT ? Frames.writeHeader(out, size) : form.writeHeader(out, size);
   }
 
   private void send(long sendTime) {
     int size = settings.size().next(random);
     long seq = nextSeq++;
-    writeFrame(ctx, size, settings.verify(), PayloadPattern.seed(id, seq), template);
+    writeFrame(ctx, form, size, settings.verify(), PayloadPattern.seed(id, seq), template);
     int slot = (head + inFlight) % sentNanos.length;
     sentNanos[slot] = sendTime;
     sentSize[slot] = size;
@@ -184,15 +196,15 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
 
   private void readHeader(ByteBuf in) {
     long length;
-    if (!splitHeader.isReadable() && in.readableBytes() >= Frames.HEADER_SIZE) {
-      length = Frames.readLength(in, in.readerIndex());
-      in.skipBytes(Frames.HEADER_SIZE);
+    if (!splitHeader.isReadable() && in.readableBytes() >= splitHeader.capacity()) {
+      length = ownForm ? Frames.readLength(in, in.readerIndex()) : form.readLength(in, in.readerIndex()) + form.lengthAdjustment();
+      in.skipBytes(splitHeader.capacity());
     } else {
       splitHeader.writeBytes(in, Math.min(splitHeader.writableBytes(), in.readableBytes()));
       if (splitHeader.isWritable()) {
         return;
       }
-      length = Frames.readLength(splitHeader, 0);
+      length = form.readLength(splitHeader, 0) + form.lengthAdjustment();
       splitHeader.clear();
     }
     if (inFlight == 0) {

@@ -1,5 +1,7 @@
 package io.frameecho.bench;
 
+import io.frameecho.protocol.LengthField;
+
 /**
  * What one benchmark run does. The constructor checks every value and says which option is wrong.
  *
@@ -13,9 +15,18 @@ package io.frameecho.bench;
 public record BenchSettings(String host, int port, int connections, int pipeline, SizeRange size,
                             double durationSeconds, long requests, double warmupSeconds, boolean verify,
                             double rate, int threads, boolean idle, String label, String unixSocket,
-                            boolean churn) {
+                            boolean churn, LengthField framing) {
+
+  /** Settings for frame-echo's own framing. */
+  public BenchSettings(String host, int port, int connections, int pipeline, SizeRange size, double durationSeconds,
+                       long requests, double warmupSeconds, boolean verify, double rate, int threads, boolean idle,
+                       String label, String unixSocket, boolean churn) {
+    this(host, port, connections, pipeline, size, durationSeconds, requests, warmupSeconds, verify, rate, threads, idle,
+      label, unixSocket, churn, LengthField.DEFAULT);
+  }
 
   public BenchSettings {
+    require(framing != null, "--framing is required");
     require(host != null && !host.isBlank(), "--host must not be empty");
     require(port >= 1 && port <= 65535, "--port must be between 1 and 65535, not " + port);
     require(connections >= 1, "--connections must be at least 1, not " + connections);

@@ -161,7 +161,7 @@ final class ChurnLoad {
       this.size = size;
       this.connectNanos = connectNanos;
       this.seed = PayloadPattern.seed(client.id, seq);
-      this.echo = new SingleEcho(size, seed, settings.verify());
+      this.echo = new SingleEcho(settings.framing(), size, seed, settings.verify());
     }
 
     @Override
@@ -172,7 +172,7 @@ final class ChurnLoad {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
       // Before a TLS handshake completes, the SslHandler holds this write back.
-      BenchConnection.writeFrame(ctx, size, settings.verify(), seed, template);
+      BenchConnection.writeFrame(ctx, settings.framing(), size, settings.verify(), seed, template);
       ctx.flush();
       stats.bytesSent.add(size);
       ctx.fireChannelActive();

@@ -1,7 +1,8 @@
 package io.frameecho.bench;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 /**
  * The echo of one frame on a churn connection, followed as its bytes arrive in reads of any size: the
@@ -25,11 +26,14 @@ final class SingleEcho {
     TOO_MUCH
   }
 
+  private final LengthField form;
   private final int size;
   private final long seed;
   private final boolean verify;
-  private long header;
+  /** The header's bytes as they come, and the body length it announces once whole. */
+  private final byte[] header;
   private int headerBytes;
+  private long announced;
   private int bodyOffset;
   private boolean bodyMismatch;
   private State state = State.WAITING;
@@ -39,6 +43,13 @@ final class SingleEcho {
    * @param seed the request's {@link PayloadPattern} seed (read only with {@code verify})
    */
   SingleEcho(int size, long seed, boolean verify) {
+    this(LengthField.DEFAULT, size, seed, verify);
+  }
+
+  /** For frames of {@code form}. */
+  SingleEcho(LengthField form, int size, long seed, boolean verify) {
+    this.form = form;
+    this.header = new byte[form.headerSize()];
     this.size = size;
     this.seed = seed;
     this.verify = verify;
@@ -50,10 +61,13 @@ final class SingleEcho {
    */
   State read(ByteBuf in) {
     while (state == State.WAITING && in.isReadable()) {
-      if (headerBytes < Frames.HEADER_SIZE) {
-        header |= (long) in.readUnsignedByte() << (8 * headerBytes++);
-        if (headerBytes == Frames.HEADER_SIZE && header != size) {
-          state = State.WRONG_LENGTH;
+      if (headerBytes < header.length) {
+        header[headerBytes++] = in.readByte();
+        if (headerBytes == header.length) {
+          announced = form.readLength(Unpooled.wrappedBuffer(header), 0) + form.lengthAdjustment();
+          if (announced != size) {
+            state = State.WRONG_LENGTH;
+          }
         }
       } else {
         int n = Math.min(size - bodyOffset, in.readableBytes());
@@ -63,7 +77,7 @@ final class SingleEcho {
         in.skipBytes(n);
         bodyOffset += n;
       }
-      if (state == State.WAITING && headerBytes == Frames.HEADER_SIZE && bodyOffset == size) {
+      if (state == State.WAITING && headerBytes == header.length && bodyOffset == size) {
         state = bodyMismatch ? State.MISMATCH : State.ECHOED;
       }
     }
@@ -76,6 +90,6 @@ final class SingleEcho {
 
   /** The length the header announced (meaningful once it is in). */
   long announcedLength() {
-    return header;
+    return announced;
   }
 }

@@ -90,6 +90,9 @@ final class BenchCommand implements Callable<Integer> {
   String label;
 
   @Mixin
+  FramingOption framing = new FramingOption();
+
+  @Mixin
   UnixSocketOption unixSocket = new UnixSocketOption();
 
   @Mixin
@@ -141,7 +144,7 @@ final class BenchCommand implements Callable<Integer> {
       return new BenchSettings(host, port, connections, pipeline, SizeRange.parse(size),
         durationSeconds, requestCount, warmupSeconds, verify, rate,
         threads == null ? Runtime.getRuntime().availableProcessors() : threads, idle, label, unixSocket.check(spec, tlsOptions.tls),
-        churn);
+        churn, framing.form(spec));
     } catch (IllegalArgumentException e) {
       throw new ParameterException(spec.commandLine(), e.getMessage());
     }

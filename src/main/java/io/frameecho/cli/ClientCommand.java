@@ -48,6 +48,9 @@ final class ClientCommand implements Callable<Integer> {
   @Mixin
   TlsClientOptions tls = new TlsClientOptions();
 
+  @Mixin
+  FramingOption framing = new FramingOption();
+
   @Spec
   CommandSpec spec;
 
@@ -82,6 +85,7 @@ final class ClientCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     tls.check(spec);
+    io.frameecho.protocol.LengthField form = framing.form(spec);
     String socketPath = unixSocket.check(spec, tls.tls);
     SocketAddress server = socketPath != null ? SocketAddress.domainSocketAddress(socketPath) : SocketAddress.inetSocketAddress(port, host);
     String where = socketPath != null ? "unix:" + socketPath : host + ":" + port;
@@ -97,7 +101,7 @@ final class ClientCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
     FrameClient client = null;
     try {
-      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, form, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
       client.resendIdempotent(resend);
       List<Future<Buffer>> answers = new ArrayList<>();
       for (Buffer r : requests) {

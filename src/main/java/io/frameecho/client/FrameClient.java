@@ -2,6 +2,7 @@ package io.frameecho.client;
 
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.vertx.core.Context;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
@@ -45,6 +46,8 @@ public final class FrameClient {
   private final SocketAddress server;
   private final Context context;
   private final int maxFrameSize;
+  /** The frames' header form. */
+  private final LengthField form;
   /** The connection now; replaced when the client reconnects to re-send. Touched on {@link #context} only. */
   private NetSocket socket;
   /** Requests whose responses are still owed, oldest first; touched on {@link #context} only. */
@@ -75,7 +78,9 @@ public final class FrameClient {
     }
   }
 
-  private FrameClient(NetClient netClient, SocketAddress server, NetSocket socket, Context context, int maxFrameSize) {
+  private FrameClient(NetClient netClient, SocketAddress server, NetSocket socket, Context context, LengthField form,
+                      int maxFrameSize) {
+    this.form = form;
     this.netClient = netClient;
     this.server = server;
     this.socket = socket;
@@ -107,6 +112,16 @@ public final class FrameClient {
    * NIO on JDK 16 and later.
    */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, int maxFrameSize) {
+    return connect(vertx, netOptions, server, LengthField.DEFAULT, maxFrameSize);
+  }
+
+  /**
+   * Connects to a server of frames in {@code form} (its {@code framing}); requests are messages as the form delivers
+   * them (with the header when it is kept), and so are responses; {@code maxFrameSize} bounds their bodies.
+   */
+  public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, LengthField form,
+                                            int maxFrameSize) {
+    java.util.Objects.requireNonNull(form, "form");
     if (maxFrameSize <= 0) {
       return Future.failedFuture(new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize));
     }
@@ -121,7 +136,7 @@ public final class FrameClient {
         connected.fail(ar.cause());
         return;
       }
-      FrameClient client = new FrameClient(netClient, server, ar.result(), context, maxFrameSize);
+      FrameClient client = new FrameClient(netClient, server, ar.result(), context, form, maxFrameSize);
       client.start(ar.result());
       connected.complete(client);
     }));
@@ -131,10 +146,10 @@ public final class FrameClient {
   private void start(NetSocket connection) {
     answeredHere = 0;
     boolean[] failed = new boolean[1];
-    FrameParser parser = FrameParser.reading(connection, maxFrameSize, new FrameParser.Listener() {
+    FrameParser parser = FrameParser.reading(connection, form, maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf frame) {
-        onResponse(Frames.payload(frame));
+        onResponse(form.message(frame));
       }
 
       @Override
@@ -235,9 +250,13 @@ public final class FrameClient {
    * @return the response payload, or a failure if the connection ends first
    */
   public Future<Buffer> request(Buffer payload) {
-    if (payload.length() > maxFrameSize) {
+    if ((form.stripHeader() ? payload.length() : payload.length() - form.headerSize()) > maxFrameSize) {
       return Future.failedFuture(new IllegalArgumentException(
         "request of " + payload.length() + " bytes exceeds maxFrameSize " + maxFrameSize));
+    }
+    if (!form.fits(payload.length())) {
+      return Future.failedFuture(new IllegalArgumentException(
+        "a request of " + payload.length() + " bytes cannot be framed as " + form));
     }
     Promise<Buffer> promise = Promise.promise();
     if (Vertx.currentContext() == context) {
@@ -269,8 +288,8 @@ public final class FrameClient {
     pending.add(request);
     if (!reconnecting) {
       request.written = true;
-      socket.write(Frames.header(request.payload.length()));
-      socket.write(request.payload);
+      socket.write(form.header(request.payload));
+      socket.write(form.body(request.payload));
     }
   }
 

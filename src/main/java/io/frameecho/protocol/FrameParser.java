@@ -3,7 +3,7 @@ package io.frameecho.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.streams.ReadStream;
@@ -12,7 +12,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Reassembles length-prefixed frames from a byte stream: the parsing half of the book's
- * {@code try_one_request}. A frame on the wire, here the payload "abc":
+ * {@code try_one_request}. The header's form is a {@link LengthField} (any length field of 1 to 8 bytes, either byte
+ * order, after an offset, adjusted); by default frame-echo's own. A frame on the wire in that form, here the payload
+ * "abc":
  * <pre>
  *   byte:    0    1    2    3    4    5    6
  *          +----+----+----+----+----+----+----+
@@ -39,7 +41,8 @@ import java.util.function.BooleanSupplier;
  * buffers, which is how it is unit-tested.
  * <p>
  * Stands where one might expect Vert.x's {@code RecordParser}, which copies every read into a buffer of its
- * own and every record out of it, and cannot express a zero-length record.
+ * own and every record out of it, and cannot express a zero-length record. {@link FrameStream} is this parser as a
+ * Vert.x {@code Handler<Buffer>} and {@code ReadStream<Buffer>} of messages.
  * <p>
  * Not thread-safe: use it from one context, like the stream it reads.
  */
@@ -59,8 +62,8 @@ public final class FrameParser implements Handler<Buffer> {
     void frame(ByteBuf frame);
 
     /**
-     * A {@link FrameTooLargeException} on an oversized header (the parser has stopped for good by then), or
-     * the source's own failure.
+     * A {@link FramingException} on a header it refuses ({@link FrameTooLargeException}, {@link FrameTooShortException};
+     * the parser has stopped for good by then), or the source's own failure.
      */
     void failed(Throwable error);
 
@@ -99,8 +102,14 @@ public final class FrameParser implements Handler<Buffer> {
   private final Demand demand;
   private final int maxFrameSize;
   private final Listener listener;
+  /** The header's form, and what the per-frame path reads of it. */
+  private final LengthField form;
+  private final int headerSize;
+  private final int lengthAdjustment;
+  /** The length field is frame-echo's own (4 bytes, little-endian, at the frame's start): read here, without a switch. */
+  private final boolean ownLengthField;
   /** The frame that spans reads, when there is one. */
-  private final PartialFrame partial = new PartialFrame();
+  private final PartialFrame partial;
 
   private State state = State.AT_BOUNDARY;
   /** Payload length of the decided header, from {@link State#HEADER_DECIDED} until the frame is delivered. */
@@ -114,14 +123,20 @@ public final class FrameParser implements Handler<Buffer> {
   /** Calls of {@link #releaseBuffers()}, so that a parse it interrupts holds nothing more. */
   private int releases;
 
-  private FrameParser(Demand demand, int maxFrameSize, Listener listener) {
+  private FrameParser(Demand demand, LengthField form, int maxFrameSize, Listener listener) {
     if (maxFrameSize <= 0) {
       throw new IllegalArgumentException("maxFrameSize must be positive: " + maxFrameSize);
     }
     this.demand = demand;
+    this.form = java.util.Objects.requireNonNull(form, "form");
     // A frame and its header must fit one buffer: above that a header is refused as too large.
-    this.maxFrameSize = Math.min(maxFrameSize, Frames.LARGEST_PAYLOAD);
+    this.maxFrameSize = Math.min(maxFrameSize, form.largestBody());
     this.listener = listener;
+    this.headerSize = form.headerSize();
+    this.lengthAdjustment = form.lengthAdjustment();
+    this.ownLengthField = form.lengthFieldOffset() == 0 && form.lengthFieldLength() == 4
+      && form.byteOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
+    this.partial = new PartialFrame(form);
   }
 
   /**
@@ -129,13 +144,18 @@ public final class FrameParser implements Handler<Buffer> {
    * demand. At the source's end it releases what it holds.
    */
   public static FrameParser reading(ReadStream<Buffer> source, int maxFrameSize, Listener listener) {
+    return reading(source, LengthField.DEFAULT, maxFrameSize, listener);
+  }
+
+  /** {@link #reading(ReadStream, int, Listener)} for frames of {@code form}; {@code maxFrameSize} bounds their bodies. */
+  public static FrameParser reading(ReadStream<Buffer> source, LengthField form, int maxFrameSize, Listener listener) {
     FrameParser parser = new FrameParser(on -> {
       if (on) {
         source.resume();
       } else {
         source.pause();
       }
-    }, maxFrameSize, listener);
+    }, form, maxFrameSize, listener);
     source.exceptionHandler(listener::failed);
     source.endHandler(v -> {
       listener.ended();
@@ -150,12 +170,27 @@ public final class FrameParser implements Handler<Buffer> {
    * which turns the source's reading off and on through {@code demand}.
    */
   public static FrameParser controlling(Demand demand, int maxFrameSize, Listener listener) {
-    return new FrameParser(demand, maxFrameSize, listener);
+    return controlling(demand, LengthField.DEFAULT, maxFrameSize, listener);
+  }
+
+  /** {@link #controlling(Demand, int, Listener)} for frames of {@code form}. */
+  public static FrameParser controlling(Demand demand, LengthField form, int maxFrameSize, Listener listener) {
+    return new FrameParser(demand, form, maxFrameSize, listener);
   }
 
   /** A parser fed by hand. */
   public static FrameParser standalone(int maxFrameSize, Listener listener) {
-    return new FrameParser(null, maxFrameSize, listener);
+    return standalone(LengthField.DEFAULT, maxFrameSize, listener);
+  }
+
+  /** A parser of frames of {@code form}, fed by hand. */
+  public static FrameParser standalone(LengthField form, int maxFrameSize, Listener listener) {
+    return new FrameParser(null, form, maxFrameSize, listener);
+  }
+
+  /** The form of the frames this parser reads. */
+  public LengthField form() {
+    return form;
   }
 
   /**
@@ -168,10 +203,17 @@ public final class FrameParser implements Handler<Buffer> {
     return this;
   }
 
-  /** Feeds bytes as they arrived, from a Vert.x buffer (copied: the caller keeps its buffer). */
+  /**
+   * Feeds bytes as they arrived, from a Vert.x buffer, copied (the caller keeps its buffer) into a pooled one: the
+   * frames that span reads are then gathered in pooled memory too, as the server's are, rather than in direct memory
+   * allocated afresh each time.
+   */
   @Override
   public void handle(Buffer bytes) {
-    handle(Unpooled.wrappedBuffer(bytes.getBytes()));
+    int length = bytes.length();
+    ByteBuf copy = PooledByteBufAllocator.DEFAULT.heapBuffer(length, length);
+    bytes.getBytes(0, length, copy.array(), copy.arrayOffset());
+    handle(copy.writerIndex(length));
   }
 
   /** Feeds bytes as they arrived; the parser takes ownership of {@code bytes} and releases it. */
@@ -215,11 +257,12 @@ public final class FrameParser implements Handler<Buffer> {
 
   /** {@link State#AT_BOUNDARY}: a whole header is decided where it lies, in the read; a part of one is kept. */
   private void startFrame(ByteBuf in) {
-    if (in.readableBytes() < Frames.HEADER_SIZE) {
+    if (in.readableBytes() < headerSize) {
       partial.startHeader(in);
       state = State.READING_HEADER;
     } else {
-      decideHeader(Frames.readLength(in, in.readerIndex()));
+      int start = in.readerIndex();
+      decideHeader(ownLengthField ? in.getUnsignedIntLE(start) : form.readLength(in, start));
       if (state == State.HEADER_DECIDED && !paused) {
         // The common case, taken at once rather than on the loop's next turn: this is the per-frame path.
         takeFrame(in);
@@ -235,15 +278,18 @@ public final class FrameParser implements Handler<Buffer> {
   }
 
   /**
-   * The header decision, the one place it is taken wherever the header's bytes lie. A length over the maximum
-   * (compared unsigned, before any body byte is kept) fails the parser.
+   * The header decision, the one place it is taken wherever the header's bytes lie, on the length field's unsigned
+   * value. A body length (the value plus the adjustment) below 0 or over the maximum (compared unsigned, before any
+   * body byte is kept) fails the parser.
    */
   private void decideHeader(long length) {
-    if (length > maxFrameSize) {
-      fail(new FrameTooLargeException(length, maxFrameSize));
+    long body = length + lengthAdjustment;
+    // Unsigned: a body the adjustment made negative is as refused as one over the maximum.
+    if (Long.compareUnsigned(body, maxFrameSize) > 0) {
+      fail(form.refusal(length, maxFrameSize));
       return;
     }
-    bodyLength = (int) length;
+    bodyLength = (int) body;
     state = State.HEADER_DECIDED;
   }
 
@@ -252,7 +298,7 @@ public final class FrameParser implements Handler<Buffer> {
    * a copy; otherwise it is gathered, starting with what {@code in} holds of it.
    */
   private void takeFrame(ByteBuf in) {
-    int frameSize = Frames.HEADER_SIZE + bodyLength;
+    int frameSize = headerSize + bodyLength;
     if (!partial.hasHeader() && in.readableBytes() >= frameSize) {
       state = State.AT_BOUNDARY;
       deliver(in.readRetainedSlice(frameSize));
@@ -276,7 +322,7 @@ public final class FrameParser implements Handler<Buffer> {
     listener.frame(frame);
   }
 
-  private void fail(FrameTooLargeException error) {
+  private void fail(FramingException error) {
     state = State.FAILED;
     pause();
     releaseBuffers();
@@ -320,6 +366,11 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
+  /** Whether bytes received while paused wait to be parsed (whole frames may be among them). */
+  public boolean holdsUnparsedBytes() {
+    return held != null;
+  }
+
   /**
    * Memory for the source's next read to land in, while a frame that spans reads lacks {@code least} bytes or more
    * (a read's guess) and the parser reads: the part of the frame's memory those bytes go to, at most {@code most}
@@ -349,7 +400,7 @@ public final class FrameParser implements Handler<Buffer> {
    * yet; 0 when there is none (between frames, inside a header, after a failure).
    */
   public long announcedFrameSize() {
-    return state == State.HEADER_DECIDED || state == State.READING_BODY ? (long) Frames.HEADER_SIZE + bodyLength : 0;
+    return state == State.HEADER_DECIDED || state == State.READING_BODY ? (long) headerSize + bodyLength : 0;
   }
 
   /**

@@ -5,18 +5,21 @@ package io.frameecho.protocol;
  * <p>
  * This is a protocol error: the stream cannot be resynchronised, so the connection must end.
  */
-public final class FrameTooLargeException extends RuntimeException {
+public final class FrameTooLargeException extends FramingException {
 
   private final long length;
   private final int maxFrameSize;
 
   public FrameTooLargeException(long length, int maxFrameSize) {
-    super("frame length " + length + " exceeds maxFrameSize " + maxFrameSize, null, false, false);
+    super("frame length " + length + " exceeds maxFrameSize " + maxFrameSize);
     this.length = length;
     this.maxFrameSize = maxFrameSize;
   }
 
-  /** The length the header announced, as the unsigned 32-bit value it is on the wire. */
+  /**
+   * The body length the header announced: the field's unsigned value plus the form's {@code lengthAdjustment} (0 by
+   * default), so with frame-echo's own form the unsigned 32-bit value it is on the wire.
+   */
   public long length() {
     return length;
   }

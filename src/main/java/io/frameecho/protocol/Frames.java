@@ -4,8 +4,8 @@ import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * The wire format's one codec: a 4-byte little-endian unsigned length, then the payload. The server's parser,
- * the client and the load generator all read and write headers through here.
+ * frame-echo's own wire format ({@link LengthField#DEFAULT}): a 4-byte little-endian unsigned length, then the
+ * payload. Other forms read and write their headers through their {@link LengthField}.
  */
 public final class Frames {
 

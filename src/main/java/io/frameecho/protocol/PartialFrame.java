@@ -6,8 +6,6 @@ import io.netty.buffer.CompositeByteBuf;
 
 import java.util.function.BooleanSupplier;
 
-import static io.frameecho.protocol.Frames.HEADER_SIZE;
-
 /**
  * The bytes of one frame that spans reads, gathered into memory of its own: {@link FrameParser}'s buffer
  * housekeeping.
@@ -22,9 +20,9 @@ import static io.frameecho.protocol.Frames.HEADER_SIZE;
  *   header   read 1        read 2 ...
  *   [4 B] [piece: 1st read][piece: as big as all before it][...][1 MiB][1 MiB] ... [the rest]
  * </pre>
- * When a read ends inside a header, its first bytes are kept in a 4-byte buffer. While a large frame lacks a whole
- * read or more, the socket's next read can land straight in the piece being filled ({@link #lend}): the kernel's copy
- * is then the only one.
+ * When a read ends inside a header, its first bytes are kept in a buffer of the header's size. While a large frame
+ * lacks a whole read or more, the socket's next read can land straight in the piece being filled ({@link #lend}): the
+ * kernel's copy is then the only one.
  * <p>
  * Not thread-safe; one per parser.
  */
@@ -42,8 +40,16 @@ final class PartialFrame {
   /** The smallest piece once a frame is under way, so that a trickle does not make a piece per byte. */
   static final int MIN_PIECE = 4 << 10;
 
+  private final LengthField form;
+  private final int headerSize;
+
   /** Whether memory is scarce: then pieces are sized to the read that starts them, not to what has arrived. */
   BooleanSupplier memoryScarce = () -> false;
+
+  PartialFrame(LengthField form) {
+    this.form = form;
+    this.headerSize = form.headerSize();
+  }
 
   /** The first bytes of a header a read ended in; null when none. */
   private ByteBuf header;
@@ -63,21 +69,21 @@ final class PartialFrame {
   /** Where {@link #lent} begins in {@link #piece}: the piece's write position when it was lent. */
   private int lentAt;
 
-  /** A read ended inside a header: keeps what there is of it (fewer than 4 bytes), all of {@code in}. */
+  /** A read ended inside a header: keeps what there is of it (fewer than the header's), all of {@code in}. */
   void startHeader(ByteBuf in) {
-    header = in.alloc().buffer(HEADER_SIZE);
+    header = in.alloc().buffer(headerSize);
     header.writeBytes(in);
   }
 
   /** Adds header bytes from {@code in}; true once the header is whole. */
   boolean fillHeader(ByteBuf in) {
-    header.writeBytes(in, Math.min(HEADER_SIZE - header.readableBytes(), in.readableBytes()));
-    return header.readableBytes() == HEADER_SIZE;
+    header.writeBytes(in, Math.min(headerSize - header.readableBytes(), in.readableBytes()));
+    return header.readableBytes() == headerSize;
   }
 
   /** The length the whole header from {@link #fillHeader} announces. */
   long headerLength() {
-    return Frames.readLength(header, header.readerIndex());
+    return form.readLength(header, header.readerIndex());
   }
 
   /** True while a header that came across reads waits here, not yet moved into a frame by {@link #start}. */
@@ -90,7 +96,7 @@ final class PartialFrame {
    * {@link #startHeader} if there is one; the caller {@link #fill}s the rest.
    */
   void start(ByteBufAllocator alloc, int frameSize) {
-    if (header != null && frameSize == HEADER_SIZE) {
+    if (header != null && frameSize == headerSize) {
       // A zero-length frame: its header alone is the whole frame.
       frame = header;
       header = null;
@@ -114,8 +120,8 @@ final class PartialFrame {
       // The header is the frame's first piece as it is: nothing is set aside before body bytes arrive.
       pieces.addComponent(true, header);
       header = null;
-      missing -= HEADER_SIZE;
-      gathered = HEADER_SIZE;
+      missing -= headerSize;
+      gathered = headerSize;
     }
   }
 

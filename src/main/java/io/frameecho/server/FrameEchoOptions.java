@@ -1,6 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
 
@@ -50,6 +51,8 @@ public class FrameEchoOptions {
     OptionKey.integer("port", FrameEchoOptions::getPort, FrameEchoOptions::setPort),
     OptionKey.string("unixSocket", FrameEchoOptions::getUnixSocket, FrameEchoOptions::setUnixSocket),
     OptionKey.integer("maxFrameSize", FrameEchoOptions::getMaxFrameSize, FrameEchoOptions::setMaxFrameSize),
+    OptionKey.typedObject("framing", json -> LengthField.fromJson(json, "framing."), FrameEchoOptions::getFraming,
+      FrameEchoOptions::setFraming, LengthField::toJson, framing -> framing),
     OptionKey.integer("writeQueueMaxSize", FrameEchoOptions::getWriteQueueMaxSize, FrameEchoOptions::setWriteQueueMaxSize),
     OptionKey.section("handler", HandlerOptions.KEYS, HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
       FrameEchoOptions::getHandler, FrameEchoOptions::setHandler),
@@ -88,6 +91,7 @@ public class FrameEchoOptions {
   private int port = DEFAULT_PORT;
   private String unixSocket = "";
   private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+  private LengthField framing = LengthField.DEFAULT;
   private int writeQueueMaxSize = DEFAULT_WRITE_QUEUE_MAX_SIZE;
   private HandlerOptions handler = new HandlerOptions();
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
@@ -268,6 +272,19 @@ public class FrameEchoOptions {
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
     ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     this.maxFrameSize = maxFrameSize;
+    return this;
+  }
+
+  public LengthField getFraming() {
+    return framing;
+  }
+
+  /**
+   * {@code framing}: the form of the frames' headers, for requests and answers alike; {@link LengthField#DEFAULT} is
+   * frame-echo's own. {@code maxFrameSize} bounds the bytes after the header.
+   */
+  public FrameEchoOptions setFraming(LengthField framing) {
+    this.framing = java.util.Objects.requireNonNull(framing, "framing");
     return this;
   }
 

@@ -138,6 +138,27 @@ class BenchCommandTest {
     assertTrue(report.contains("load generator:"), report);
   }
 
+  /** A server of another framing, loaded in it (pipelined and by churn): every request verified. */
+  @Test
+  void loadsAServerOfAnotherFramingInIt(Vertx vertx) throws Exception {
+    String framing = "{\"lengthFieldOffset\":1,\"lengthFieldLength\":3,\"byteOrder\":\"BIG_ENDIAN\",\"lengthAdjustment\":-4}";
+    RecordingMetrics serverEvents = new RecordingMetrics();
+    int port = FrameEchoServer.create(vertx, new FrameEchoOptions(new JsonObject().put("host", "127.0.0.1").put("port", 0)
+        .put("framing", new JsonObject(framing)))).metrics(serverEvents).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    Path json = dir.resolve("framing.json");
+    assertEquals(0, run("--port", String.valueOf(port), "--framing", framing, "-c", "2", "-P", "4", "-s", "0-2000",
+      "--requests", "300", "--verify", "--json", json.toString()), out + err());
+    assertEquals(0, new JsonObject(Files.readString(json)).getLong("mismatches"));
+    assertEquals(0, run("--port", String.valueOf(port), "--framing", framing, "--churn", "-c", "2", "-s", "0-300",
+      "--requests", "50", "--verify", "--json", json.toString()), out + err());
+    assertEquals(0, new JsonObject(Files.readString(json)).getLong("mismatches"));
+    assertEquals(350, serverEvents.requests());
+    assertEquals(0, serverEvents.protocolErrors());
+    assertEquals(2, run("--framing", "{\"lengthFieldLength\":5}"));
+    assertTrue(err().contains("--framing lengthFieldLength: 5 must be 1, 2, 3, 4 or 8 (bytes)"), err());
+  }
+
   /** Over a unix socket: every request verified, and the server counted each one. */
   @Test
   void loadsAServerOnAUnixSocket(Vertx vertx) throws Exception {

@@ -53,6 +53,19 @@ class ClientCommandTest {
   }
 
   @Test
+  void speaksTheServersFramingWhenToldIt(Vertx vertx) throws Exception {
+    String framing = "{\"lengthFieldLength\":2,\"byteOrder\":\"BIG_ENDIAN\",\"lengthAdjustment\":-2}";
+    int port = FrameEchoServer.create(vertx, new FrameEchoOptions(new io.vertx.core.json.JsonObject().put("host", "127.0.0.1")
+        .put("port", 0).put("framing", new io.vertx.core.json.JsonObject(framing)))).listen()
+      .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS).actualPort();
+    assertEquals(0, run("--port", String.valueOf(port), "--framing", framing, "hello", ""));
+    assertEquals("len:5 data:hello\nlen:0 data:\n", out.toString(StandardCharsets.UTF_8).replace("\r", ""));
+    assertEquals(2, run("--framing", "{\"byteOrder\":\"big\"}"));
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("--framing byteOrder: expected \"BIG_ENDIAN\" or \"LITTLE_ENDIAN\" but got \"big\""),
+      err.toString(StandardCharsets.UTF_8));
+  }
+
+  @Test
   void withoutArgumentsRunsTheBooksScenario(Vertx vertx) throws Exception {
     int port = startServer(vertx);
     assertEquals(0, run("-p", String.valueOf(port)));

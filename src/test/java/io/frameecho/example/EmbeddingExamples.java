@@ -1,6 +1,8 @@
 package io.frameecho.example;
 
 import io.frameecho.client.FrameClient;
+import io.frameecho.protocol.FrameStream;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.FrameEchoVerticle;
@@ -8,15 +10,19 @@ import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.RequestHandler;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ClientAuth;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.net.PfxOptions;
 import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.core.net.SocketAddress;
+
+import java.nio.ByteOrder;
 
 /**
  * The Java code of the docs (README.md, src/docs/EMBEDDING.md), compiled: each region between {@code tag::NAME[]}
@@ -140,5 +146,36 @@ public final class EmbeddingExamples {
     return FrameClient.connect(vertx, tls, "127.0.0.1", port, FrameEchoOptions.DEFAULT_MAX_FRAME_SIZE)
       .compose(client -> client.request(Buffer.buffer("over TLS")).eventually(client::close));
     // end::tls-client[]
+  }
+
+  /**
+   * A client of a 2-byte big-endian protocol on a plain Vert.x {@code NetSocket}: the public parser reads the answers,
+   * {@link LengthField#frame} writes the request.
+   */
+  public static Future<Buffer> shortBigEndianClient(Vertx vertx, int port) {
+    // tag::length-field-client[]
+    LengthField form = LengthField.of(2, ByteOrder.BIG_ENDIAN);   // a 2-byte big-endian length, then the body
+    NetClient client = vertx.createNetClient();                   // held until closed: unreferenced, the GC closes it
+    return client.connect(port, "127.0.0.1").compose(socket -> {
+      Promise<Buffer> answer = Promise.promise();
+      FrameStream.newParser(form, 65_535, socket)                  // a ReadStream<Buffer> of bodies
+        .handler(answer::tryComplete)
+        .exceptionHandler(answer::tryFail)
+        .endHandler(v -> answer.tryFail("the connection ended before an answer"));
+      socket.write(form.frame(Buffer.buffer("ping")));            // header + body
+      return answer.future();
+    }).eventually(client::close);                                 // closes the socket too
+    // end::length-field-client[]
+  }
+
+  /** A server of a protocol whose length counts its header, from a configuration file; completes with its port. */
+  public static Future<Integer> lengthIncludesHeaderServer(Vertx vertx, String configFile, int port) {
+    // tag::length-includes-header-server[]
+    FrameEchoVerticle verticle = new FrameEchoVerticle();
+    return vertx.fileSystem().readFile(configFile)          // conf/length-includes-header.json
+      .map(file -> file.toJsonObject().put("port", port))
+      .compose(config -> vertx.deployVerticle(verticle, new DeploymentOptions().setConfig(config)))
+      .map(id -> verticle.actualPort());
+    // end::length-includes-header-server[]
   }
 }

@@ -4,7 +4,9 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
+import io.frameecho.protocol.FrameTooShortException;
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PoolArenaMetric;
@@ -14,6 +16,7 @@ import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.BeforeAll;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -42,6 +45,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * stands, as when a connection goes), its byte counts match the reference, frames kept until then still hold
  * their bytes, every read is released and no pooled buffer is live. Netty's leak detection is paranoid (set
  * here as well as in the build), and a leak it reports in a buffer of this test fails the next run.
+ * <p>
+ * {@link #formsMatchReference} does the same for a header form ({@link LengthField}) the input picks first: a length
+ * field of 1, 2, 3, 4 or 8 bytes in either order, after an offset, with an adjustment (negative ones make
+ * {@link FrameTooShortException}s), the header stripped or kept (which the parser's frames do not show).
  * <p>
  * Without {@code JAZZER_FUZZ} this runs the inputs checked in under {@code FrameParserFuzzTestInputs/} as
  * regression tests; the build's fuzzing executions fuzz it for a bounded time (src/docs/DESIGN.md, "Fuzzing"). An input is
@@ -103,17 +110,28 @@ class FrameParserFuzzTest {
    * the stream is abandoned at the end as it stands (the connection gone, perhaps while paused) rather than let
    * through to its end.
    */
-  private record Plan(int maxFrameSize, List<Step> steps, boolean[] pauseOnFrame, boolean[] keepFrame, boolean abandon,
-                      byte[] stream) {
+  private record Plan(LengthField form, int maxFrameSize, List<Step> steps, boolean[] pauseOnFrame, boolean[] keepFrame,
+                      boolean abandon, byte[] stream) {
   }
 
   @FuzzTest(maxDuration = "30s")
   void parserMatchesReference(FuzzedDataProvider data) {
-    Plan plan = plan(data);
+    Plan plan = plan(LengthField.DEFAULT, data);
     new Run(plan).check();
   }
 
-  private static Plan plan(FuzzedDataProvider data) {
+  @FuzzTest(maxDuration = "30s")
+  void formsMatchReference(FuzzedDataProvider data) {
+    LengthField form = LengthField.of(data.pickValue(new int[] {1, 2, 3, 4, 8}),
+        data.consumeBoolean() ? ByteOrder.BIG_ENDIAN : ByteOrder.LITTLE_ENDIAN)
+      .withLengthFieldOffset(data.consumeInt(0, 3))
+      .withStripHeader(data.consumeBoolean());
+    int headerSize = form.headerSize();
+    form = form.withLengthAdjustment(data.consumeInt(-headerSize - 2, 3));
+    new Run(plan(form, data)).check();
+  }
+
+  private static Plan plan(LengthField form, FuzzedDataProvider data) {
     int maxFrameSize = data.consumeBoolean()
       ? data.consumeInt(1, 64)
       : data.pickValue(LARGE_MAX_FRAME_SIZES);
@@ -131,7 +149,7 @@ class FrameParserFuzzTest {
         case 7 -> {
           // A well-formed frame, cut in two.
           int length = data.consumeInt(0, 80);
-          byte[] frame = frame(length, data.consumeBytes(length));
+          byte[] frame = frame(form, length, data.consumeBytes(length));
           int cut = data.consumeInt(0, frame.length);
           feed(steps, stream, Arrays.copyOfRange(frame, 0, cut), data);
           feed(steps, stream, Arrays.copyOfRange(frame, cut, frame.length), data);
@@ -144,12 +162,12 @@ class FrameParserFuzzTest {
             // Past the largest piece.
             default -> data.consumeInt(PIECE_SIZE - 8, PIECE_SIZE + 4 * SMALL_FRAME);
           };
-          int sent = Math.min(Frames.HEADER_SIZE + length, data.consumeBoolean() ? Integer.MAX_VALUE : data.consumeInt(0, 64 << 10));
+          int sent = Math.min(form.headerSize() + length, data.consumeBoolean() ? Integer.MAX_VALUE : data.consumeInt(0, 64 << 10));
           if (largeBytes + sent > LARGE_BYTES_PER_INPUT) {
             break;
           }
           largeBytes += sent;
-          byte[] frame = frame(length, pattern(length, data.consumeByte()));
+          byte[] frame = frame(form, length, pattern(length, data.consumeByte()));
           int reads = data.consumeInt(1, 8);
           int at = 0;
           for (int i = 1; i <= reads && at < sent; i++) {
@@ -160,8 +178,8 @@ class FrameParserFuzzTest {
         }
         case 9 -> {
           // A header announcing just over the maximum, or just at it.
-          long announced = (long) maxFrameSize + data.consumeInt(0, 2);
-          feed(steps, stream, header(announced), data);
+          long announced = (long) maxFrameSize + data.consumeInt(0, 2) - form.lengthAdjustment();
+          feed(steps, stream, header(form, announced), data);
         }
         case 10, 11 -> steps.add(new Pause());
         case 12, 13 -> steps.add(new Resume());
@@ -169,7 +187,7 @@ class FrameParserFuzzTest {
         default -> keepFrame[data.consumeInt(0, keepFrame.length - 1)] = true;
       }
     }
-    return new Plan(maxFrameSize, steps, pauseOnFrame, keepFrame, abandon, stream.toByteArray());
+    return new Plan(form, maxFrameSize, steps, pauseOnFrame, keepFrame, abandon, stream.toByteArray());
   }
 
   private static void feed(List<Step> steps, ByteArrayOutputStream stream, byte[] bytes, FuzzedDataProvider data) {
@@ -177,13 +195,25 @@ class FrameParserFuzzTest {
     stream.writeBytes(bytes);
   }
 
-  private static byte[] header(long length) {
-    return new byte[] {(byte) length, (byte) (length >>> 8), (byte) (length >>> 16), (byte) (length >>> 24)};
+  /**
+   * A header of {@code form} whose field holds {@code value}'s low bytes (a value the field cannot hold is cut, as a
+   * client could send it), after offset bytes of 0xA5.
+   */
+  private static byte[] header(LengthField form, long value) {
+    byte[] header = new byte[form.headerSize()];
+    Arrays.fill(header, 0, form.lengthFieldOffset(), (byte) 0xA5);
+    int n = form.lengthFieldLength();
+    for (int i = 0; i < n; i++) {
+      int shift = 8 * (form.byteOrder() == ByteOrder.BIG_ENDIAN ? n - 1 - i : i);
+      header[form.lengthFieldOffset() + i] = (byte) (value >>> shift);
+    }
+    return header;
   }
 
-  private static byte[] frame(int length, byte[] payload) {
-    byte[] frame = Arrays.copyOf(header(length), Frames.HEADER_SIZE + length);
-    System.arraycopy(payload, 0, frame, Frames.HEADER_SIZE, Math.min(length, payload.length));
+  /** A frame of {@code form} with a body of {@code length} bytes (from {@code payload}, zeros past its end). */
+  private static byte[] frame(LengthField form, int length, byte[] payload) {
+    byte[] frame = Arrays.copyOf(header(form, (long) length - form.lengthAdjustment()), form.headerSize() + length);
+    System.arraycopy(payload, 0, frame, form.headerSize(), Math.min(length, payload.length));
     return frame;
   }
 
@@ -196,9 +226,9 @@ class FrameParserFuzzTest {
   }
 
   /**
-   * The wire format, decoded the plain way: a 4-byte little-endian unsigned length; more than the maximum
-   * is an error once its header is whole, and nothing after it counts; otherwise the frame is the header and
-   * that many bytes.
+   * The wire format, decoded the plain way: the length field's bytes in their order, unsigned, plus the adjustment;
+   * below 0 or more than the maximum is an error once its header is whole, and nothing after it counts; otherwise
+   * the frame is the header and that many bytes.
    */
   static final class Reference {
     /** Where each whole frame ends in the stream (it starts where the one before ends). */
@@ -206,30 +236,55 @@ class FrameParserFuzzTest {
     /** Where the header that is too large ends, -1 if none; and its length. */
     final int errorAt;
     final long errorLength;
+    /** Whether the error is a body length below 0 (the field's value is then {@link #errorLength}). */
+    final boolean errorTooShort;
+    /** The field's value is past 2^62: not compared exactly (the parser reports such lengths clamped). */
+    final boolean errorHuge;
+    final LengthField form;
     /** Where the bytes of no whole frame start: an incomplete frame, or the header that is too large. */
     final int tail;
 
-    Reference(byte[] stream, int maxFrameSize) {
+    Reference(LengthField form, byte[] stream, int maxFrameSize) {
+      this.form = form;
+      int headerSize = form.headerSize();
       int at = 0;
       int error = -1;
       long errorLength = 0;
-      while (stream.length - at >= Frames.HEADER_SIZE) {
-        long length = (stream[at] & 0xFFL) | (stream[at + 1] & 0xFFL) << 8 | (stream[at + 2] & 0xFFL) << 16
-          | (stream[at + 3] & 0xFFL) << 24;
-        if (length > maxFrameSize) {
-          error = at + Frames.HEADER_SIZE;
-          errorLength = length;
+      boolean tooShort = false;
+      boolean huge = false;
+      while (stream.length - at >= headerSize) {
+        java.math.BigInteger value = fieldValue(form, stream, at);
+        java.math.BigInteger body = value.add(java.math.BigInteger.valueOf(form.lengthAdjustment()));
+        if (body.signum() < 0 || body.compareTo(java.math.BigInteger.valueOf(maxFrameSize)) > 0) {
+          error = at + headerSize;
+          tooShort = body.signum() < 0;
+          huge = value.bitLength() > 62;
+          errorLength = tooShort ? value.longValue() : body.longValue();
           break;
         }
-        if (stream.length - at - Frames.HEADER_SIZE < length) {
+        int length = body.intValueExact();
+        if (stream.length - at - headerSize < length) {
           break;
         }
-        at += Frames.HEADER_SIZE + (int) length;
+        at += headerSize + length;
         frameEnds.add(at);
       }
       this.errorAt = error;
       this.errorLength = errorLength;
+      this.errorTooShort = tooShort;
+      this.errorHuge = huge;
       this.tail = at;
+    }
+
+    /** The unsigned value of the length field of the frame at {@code at}. */
+    static java.math.BigInteger fieldValue(LengthField form, byte[] stream, int at) {
+      int n = form.lengthFieldLength();
+      byte[] bigEndian = new byte[n + 1];
+      for (int i = 0; i < n; i++) {
+        byte b = stream[at + form.lengthFieldOffset() + i];
+        bigEndian[form.byteOrder() == ByteOrder.BIG_ENDIAN ? 1 + i : n - i] = b;
+      }
+      return new java.math.BigInteger(bigEndian);
     }
 
     /** Events (frames, then the failure) that the first {@code fed} bytes decide. */
@@ -279,8 +334,8 @@ class FrameParserFuzzTest {
 
     Run(Plan plan) {
       this.plan = plan;
-      this.reference = new Reference(plan.stream(), Math.min(plan.maxFrameSize(), Frames.LARGEST_PAYLOAD));
-      this.parser = FrameParser.controlling(on -> reading = on, plan.maxFrameSize(), this);
+      this.reference = new Reference(plan.form(), plan.stream(), Math.min(plan.maxFrameSize(), plan.form().largestBody()));
+      this.parser = FrameParser.controlling(on -> reading = on, plan.form(), plan.maxFrameSize(), this);
     }
 
     void check() {
@@ -369,23 +424,23 @@ class FrameParserFuzzTest {
       }
       if (failed) {
         // Counted: every byte given before the failure was seen; delivered: the frames before the bad header.
-        assertEquals(fedAtFailure - (reference.errorAt - Frames.HEADER_SIZE), parser.bufferedBytes(), "bufferedBytes after the failure");
+        assertEquals(fedAtFailure - (reference.errorAt - plan.form().headerSize()), parser.bufferedBytes(), "bufferedBytes after the failure");
         assertTrue(!parser.atFrameBoundary(), "atFrameBoundary after the failure");
         assertEquals(0, parser.announcedFrameSize(), "announcedFrameSize after the failure");
       } else {
         assertEquals(fed - reference.tail, parser.bufferedBytes(), "bufferedBytes at the end");
         assertEquals(fed == reference.tail, parser.atFrameBoundary(), "atFrameBoundary at the end");
         byte[] s = plan.stream();
-        long announced = s.length - reference.tail >= Frames.HEADER_SIZE
-          ? Frames.HEADER_SIZE + ((s[reference.tail] & 0xFFL) | (s[reference.tail + 1] & 0xFFL) << 8
-            | (s[reference.tail + 2] & 0xFFL) << 16 | (s[reference.tail + 3] & 0xFFL) << 24)
+        long announced = s.length - reference.tail >= plan.form().headerSize()
+          ? plan.form().headerSize() + Reference.fieldValue(plan.form(), s, reference.tail).longValueExact()
+            + plan.form().lengthAdjustment()
           : 0;
         assertEquals(announced, parser.announcedFrameSize(), "announcedFrameSize at the end");
       }
     }
 
     private String describe() {
-      return "maxFrameSize " + plan.maxFrameSize() + ", frames " + frames + (failed ? " and a failure" : "")
+      return plan.form() + ", maxFrameSize " + plan.maxFrameSize() + ", frames " + frames + (failed ? " and a failure" : "")
         + " seen; the reference has frames ending at " + reference.frameEnds
         + (reference.errorAt >= 0 ? " and a header of " + reference.errorLength + " ending at " + reference.errorAt : "")
         + "; " + fed + " of " + plan.stream().length + " bytes fed";
@@ -430,9 +485,16 @@ class FrameParserFuzzTest {
       events++;
       assertTrue(reference.errorAt >= 0, () -> "a failure the reference does not have: " + error + "; " + describe());
       assertEquals(reference.frameEnds.size(), frames, () -> "failed after " + frames + " frames: " + describe());
-      FrameTooLargeException tooLarge = assertInstanceOf(FrameTooLargeException.class, error);
-      assertEquals(reference.errorLength, tooLarge.length(), "the announced length");
-      assertEquals(Math.min(plan.maxFrameSize(), Frames.LARGEST_PAYLOAD), tooLarge.maxFrameSize());
+      if (reference.errorTooShort) {
+        FrameTooShortException tooShort = assertInstanceOf(FrameTooShortException.class, error);
+        assertEquals(reference.errorLength, tooShort.length(), "the length field's value");
+      } else {
+        FrameTooLargeException tooLarge = assertInstanceOf(FrameTooLargeException.class, error);
+        if (!reference.errorHuge) {
+          assertEquals(reference.errorLength, tooLarge.length(), "the announced length");
+        }
+        assertEquals(Math.min(plan.maxFrameSize(), plan.form().largestBody()), tooLarge.maxFrameSize());
+      }
       if (!inside.equals("handle") && !inside.equals("resume")) {
         fail("failure reported during " + inside);
       }

@@ -1,7 +1,6 @@
 package io.frameecho.server.impl;
 
 import io.frameecho.server.impl.shared.ServedAddresses;
-import io.frameecho.protocol.Frames;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoOptions;
@@ -92,12 +91,15 @@ public final class StartupChecks {
 
   /** The listening line, one per instance, with the settings that shape its connections. */
   static void logListening(FrameEchoOptions options, String address, boolean tls, String transport, String handler, long budgetLimit) {
+    // frame-echo's own framing goes unsaid, as before there was another; any other is named after maxFrameSize.
+    String maxFrameSize = Math.min(options.getMaxFrameSize(), options.getFraming().largestBody())
+      + (options.getFraming().isDefault() ? "" : ", framing=" + options.getFraming());
     log.info("frame-echo listening on {}{} (transport={}, maxFrameSize={}, writeQueueMaxSize={}, handler={}, maxConnections={}, "
         + "maxConnectionsPerIp={}, idleGiveWayMs={}, maxBufferedBytes={}, budgetGraceMs={}, idleTimeoutMs={}, keepAlive={}, "
         + "proxyProtocol={}, frameTimeoutMs={}, writeStallTimeoutMs={}, lingerTimeoutMs={}, shutdownTimeoutMs={})",
       address + (address.startsWith("unix:") || !("0.0.0.0".equals(options.getHost()) || "::".equals(options.getHost()))
         ? "" : " (all interfaces)"),
-      tls ? " with TLS" : "", transport, Math.min(options.getMaxFrameSize(), Frames.LARGEST_PAYLOAD),
+      tls ? " with TLS" : "", transport, maxFrameSize,
       options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.describeKeepAlive(), options.describeProxyProtocol(), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());

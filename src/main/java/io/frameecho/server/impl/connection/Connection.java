@@ -1,8 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.FrameParser;
-import io.frameecho.protocol.FrameTooLargeException;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.FrameEchoMetrics;
@@ -45,6 +44,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private final FrameEchoMetrics metrics;
   final ConnectionLog log;
   final Cutoffs cutoffs;
+  /** Where a request's message starts in its frame: the header's size when it is stripped, else 0. */
+  private final int messageOffset;
   private final Handler<Connection> closedHandler;
   final Reading reading = new Reading();
   private final ActivityOrder order;
@@ -74,7 +75,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.order = order;
     this.options = options;
     this.metrics = metrics;
-    this.log = new ConnectionLog(remote, logs);
+    this.messageOffset = options.getFraming().messageOffset();
+    this.log = new ConnectionLog(remote, logs, messageOffset);
     this.cutoffs = new Cutoffs(this);
     this.closedHandler = closedHandler;
   }
@@ -94,10 +96,10 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Builds the rooms; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
-    parser = FrameParser.controlling(socket::reading, options.getMaxFrameSize(), this);
+    parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
-    writer = new ResponseWriter(socket, account, log);
+    writer = new ResponseWriter(socket, account, log, options.getFraming());
     // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
@@ -214,16 +216,16 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     framesSinceSettled++;
     log.frameComplete(frame);
     timers.requestArrived();
-    long receivedNanos = metrics.requestReceived(held - Frames.HEADER_SIZE);
+    long receivedNanos = metrics.requestReceived(held - messageOffset);
     if (responses.request(frame, held, receivedNanos)) {
       stopReadingIfFull();
     }
   }
 
-  /** A {@link FrameTooLargeException} from the parser, or an IO error from the socket. */
+  /** A {@link FramingException} from the parser, or an IO error from the socket. */
   @Override
   public void failed(Throwable error) {
-    if (error instanceof FrameTooLargeException e) {
+    if (error instanceof FramingException e) {
       metrics.protocolError();
       log.protocolError(e);
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);

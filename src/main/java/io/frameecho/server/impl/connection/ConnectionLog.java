@@ -2,6 +2,7 @@ package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
@@ -33,10 +34,17 @@ final class ConnectionLog {
 
   private final SocketAddress remote;
   private final ConnectionLogs limits;
+  /** Where a request's message starts in its frame (after a stripped header). */
+  private final int messageOffset;
 
   ConnectionLog(SocketAddress remote, ConnectionLogs limits) {
+    this(remote, limits, Frames.HEADER_SIZE);
+  }
+
+  ConnectionLog(SocketAddress remote, ConnectionLogs limits, int messageOffset) {
     this.remote = remote;
     this.limits = limits;
+    this.messageOffset = messageOffset;
   }
 
   void newClient() {
@@ -48,9 +56,9 @@ final class ConnectionLog {
   /** The book's "client says": the length and the first bytes of a request frame (header included in {@code frame}). */
   private void clientSays(ByteBuf frame) {
     if (log.isTraceEnabled()) {
-      int length = frame.readableBytes() - Frames.HEADER_SIZE;
+      int length = frame.readableBytes() - messageOffset;
       byte[] start = new byte[Math.min(length, LOGGED_PAYLOAD_BYTES)];
-      frame.getBytes(frame.readerIndex() + Frames.HEADER_SIZE, start);
+      frame.getBytes(frame.readerIndex() + messageOffset, start);
       log.trace("{} client says: len:{} data:{}", remote, length, new String(start, StandardCharsets.ISO_8859_1));
     }
   }
@@ -74,7 +82,7 @@ final class ConnectionLog {
   /** A request frame is complete (header included in {@code frame}): the loop's line, and the book's "client says". */
   void frameComplete(ByteBuf frame) {
     if (loop.isTraceEnabled()) {
-      loop.trace("{} frame complete: len:{}", remote, frame.readableBytes() - Frames.HEADER_SIZE);
+      loop.trace("{} frame complete: len:{}", remote, frame.readableBytes() - messageOffset);
     }
     clientSays(frame);
   }
@@ -126,10 +134,14 @@ final class ConnectionLog {
     };
   }
 
-  void protocolError(FrameTooLargeException e) {
+  void protocolError(FramingException error) {
     if (limits.protocolError.logNow(remote)) {
-      log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
-        remote, e.length(), e.maxFrameSize());
+      if (error instanceof FrameTooLargeException e) {
+        log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
+          remote, e.length(), e.maxFrameSize());
+      } else {
+        log.warn("{} protocol error: {}; closing after the earlier responses", remote, error.getMessage());
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 package io.frameecho.server.impl.connection;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.shared.BudgetAccount;
@@ -55,6 +55,8 @@ final class OrderedAnswers implements Responses {
   private final RequestHandler handler;
   private final int maxInFlight;
   private final ResponseWriter writer;
+  /** The frames' form: a request's message is read, and an answer framed, by it. */
+  private final LengthField form;
   private final BudgetAccount budget;
   private final FrameEchoMetrics metrics;
   private final Listener listener;
@@ -71,6 +73,7 @@ final class OrderedAnswers implements Responses {
     this.handler = handler;
     this.maxInFlight = maxInFlight;
     this.writer = writer;
+    this.form = writer.form();
     this.budget = budget;
     this.metrics = metrics;
     this.listener = listener;
@@ -79,7 +82,7 @@ final class OrderedAnswers implements Responses {
 
   @Override
   public boolean request(ByteBuf frame, int heldBytes, long receivedNanos) {
-    Buffer payload = Frames.payload(frame);
+    Buffer payload = form.message(frame);
     Future<Buffer> answer;
     try {
       answer = handler.handle(payload);
@@ -141,7 +144,7 @@ final class OrderedAnswers implements Responses {
   /** Gathers one answer to be written, or writes those gathered and fails the connection with it (then true). */
   private boolean gather(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     Buffer response = answer.succeeded() ? answer.result() : null;
-    if (response != null) {
+    if (response != null && form.fits(response.length())) {
       writer.gatherFrame(response, heldBytes);
       metrics.responseQueued(receivedNanos);
       return false;
@@ -151,6 +154,8 @@ final class OrderedAnswers implements Responses {
     // Answers queued behind a failed one are dropped: the connection ends after what came before.
     drop();
     listener.handlerFailed(answer.failed() ? answer.cause()
+      : response != null ? new IllegalArgumentException("the request handler's answer of " + response.length()
+        + " bytes cannot be framed as " + form)
       : new NullPointerException("the request handler's future completed with null instead of a response"));
     return true;
   }

@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
@@ -18,6 +19,9 @@ final class ResponseWriter {
   private final ConnectionSocket socket;
   private final BudgetAccount budget;
   private final ConnectionLog log;
+  /** The answers' header form; whether it is frame-echo's own, written here without asking the form. */
+  private final LengthField form;
+  private final boolean ownForm;
   /** A write took the queue over its mark since the connection last asked. */
   private boolean filled;
   /** A response could not be written: the connection ends cut rather than drained. */
@@ -28,9 +32,20 @@ final class ResponseWriter {
   private int gatheredBytes;
 
   ResponseWriter(ConnectionSocket socket, BudgetAccount budget, ConnectionLog log) {
+    this(socket, budget, log, LengthField.DEFAULT);
+  }
+
+  ResponseWriter(ConnectionSocket socket, BudgetAccount budget, ConnectionLog log, LengthField form) {
     this.socket = socket;
     this.budget = budget;
     this.log = log;
+    this.form = form;
+    this.ownForm = form.isDefault();
+  }
+
+  /** The form of the frames written, which an answer must {@link LengthField#fits fit}. */
+  LengthField form() {
+    return form;
   }
 
   /**
@@ -61,14 +76,26 @@ final class ResponseWriter {
    */
   private boolean writeFrame(Buffer payload, int requestBytes) {
     int length = payload.length();
-    socket.write(Frames.header(length));
+    Buffer body = payload;
+    if (ownForm) {
+      socket.write(Frames.header(length));
+    } else {
+      // A header of its own form, then the rest of the message; a kept header alone goes with the budget's callback.
+      Buffer header = form.header(payload);
+      body = form.body(payload);
+      if (body.length() == 0) {
+        body = header;
+      } else {
+        socket.write(header);
+      }
+    }
     budget.exchange(requestBytes, length);
-    if (length > 0) {
-      socket.write(payload).onComplete(ar -> written(length, ar.succeeded()));
+    if (body.length() > 0) {
+      socket.write(body).onComplete(ar -> written(length, ar.succeeded()));
     }
     filled |= socket.writeQueueFull();
     if (log.tracingWrites()) {
-      log.answersQueued(Frames.HEADER_SIZE + length, socket.writeQueueFull());
+      log.answersQueued((form.stripHeader() ? form.headerSize() : 0) + length, socket.writeQueueFull());
     }
     return filled;
   }
@@ -88,7 +115,11 @@ final class ResponseWriter {
     if (gathered == null) {
       gathered = Buffer.buffer(Frames.HEADER_SIZE + length);
     }
-    gathered.appendIntLE(length).appendBuffer(payload);
+    if (ownForm) {
+      gathered.appendIntLE(length).appendBuffer(payload);
+    } else {
+      gathered.appendBuffer(form.header(payload)).appendBuffer(form.body(payload));
+    }
     budget.exchange(requestBytes, length);
     gatheredBytes += length;
   }

@@ -1,7 +1,9 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.testkit.VirtualTicker;
+import io.netty.buffer.Unpooled;
 
 import java.util.ArrayDeque;
 import java.util.Random;
@@ -230,23 +232,27 @@ final class SimClient {
       case 5, 6, 7 -> random.nextInt(4097);
       default -> random.nextInt(config.maxFrameSize() + 1);
     };
-    byte[] frame = new byte[4 + payload];
-    frame[0] = (byte) payload;
-    frame[1] = (byte) (payload >>> 8);
-    frame[2] = (byte) (payload >>> 16);
-    frame[3] = (byte) (payload >>> 24);
+    LengthField form = config.framing();
+    int headerSize = form.headerSize();
+    byte[] frame = new byte[headerSize + payload];
+    form.writeHeader(Unpooled.wrappedBuffer(frame).clear(), payload);
+    // The application's bytes before the length field, if the form has any: the echo gives them back as they were.
+    for (int i = 0; i < form.lengthFieldOffset(); i++) {
+      frame[i] = (byte) random.nextInt(256);
+    }
     for (int i = 0; i < payload; i++) {
-      frame[4 + i] = (byte) random.nextInt(256);
+      frame[headerSize + i] = (byte) random.nextInt(256);
     }
     toSend.append(frame);
     framesMadeBytes += frame.length;
     socket.clientFrameEnds(framesMadeBytes);
     if (config.application()) {
-      byte[] answer = frame.clone();
+      // The payload reversed, framed by the server: its own header, with zeros before a length field at an offset.
+      byte[] reversed = new byte[payload];
       for (int i = 0; i < payload; i++) {
-        answer[4 + i] = frame[4 + payload - 1 - i];
+        reversed[i] = frame[headerSize + payload - 1 - i];
       }
-      expected.append(answer);
+      expected.append(form.frame(io.vertx.core.buffer.Buffer.buffer(reversed)).getBytes());
     } else {
       expected.append(frame);
     }

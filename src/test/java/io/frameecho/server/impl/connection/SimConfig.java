@@ -1,7 +1,9 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.FrameEchoOptions;
 
+import java.nio.ByteOrder;
 import java.util.Random;
 
 /**
@@ -12,7 +14,21 @@ import java.util.Random;
 record SimConfig(long seed, int connections, int steps, int loops, int maxFrameSize, long maxBufferedBytes,
                  long budgetGraceMs, long frameTimeoutMs, long writeStallTimeoutMs, int writeQueueMaxSize,
                  long lingerTimeoutMs, int kernelBufferBytes, boolean tls, boolean application, int maxInFlight,
-                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent, boolean handover) {
+                 int maxTickMs, boolean tcpInfo, int shutdownAtPercent, boolean handover, LengthField framing) {
+
+  /**
+   * Header forms besides frame-echo's own, each able to announce the largest frame: a length that counts its header,
+   * one after bytes of the application's, a long one.
+   */
+  static final LengthField[] FORMS = {
+    LengthField.of(3, ByteOrder.BIG_ENDIAN).withLengthAdjustment(-3),
+    LengthField.of(3, ByteOrder.LITTLE_ENDIAN).withLengthFieldOffset(2),
+    LengthField.of(8, ByteOrder.BIG_ENDIAN),
+    LengthField.of(4, ByteOrder.BIG_ENDIAN).withLengthFieldOffset(1).withLengthAdjustment(-5)};
+  /** Forms whose header the handler gets and answers with: for the echo only (the application reverses what it gets). */
+  static final LengthField[] KEPT_HEADER_FORMS = {
+    LengthField.of(3, ByteOrder.BIG_ENDIAN).withLengthFieldOffset(1).withStripHeader(false),
+    LengthField.DEFAULT.withLengthAdjustment(-4).withStripHeader(false)};
 
   /** At most how long the application handler takes to answer (a ticker delay). */
   static final int APPLICATION_DELAY_MS = 50;
@@ -51,8 +67,14 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
     int shutdownAtPercent = r.nextBoolean() ? 20 + r.nextInt(71) : -1;
     // Half the runs that shut down have a successor to hand connections over to (a restart with handoverSocket).
     boolean handover = shutdownAtPercent >= 0 && r.nextBoolean();
+    // A quarter of the runs in another header form; drawn last, so that the other draws stay as they were.
+    LengthField framing = LengthField.DEFAULT;
+    if (r.nextInt(4) == 0) {
+      int pick = r.nextInt(FORMS.length + KEPT_HEADER_FORMS.length);
+      framing = pick < FORMS.length ? FORMS[pick] : application ? FORMS[pick % FORMS.length] : KEPT_HEADER_FORMS[pick - FORMS.length];
+    }
     return new SimConfig(seed, c, s, loops, maxFrameSize, limit, grace, frameTimeout, writeStall, writeQueue, linger,
-      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent, handover);
+      kernel, tls, application, maxInFlight, maxTickMs, tcpInfo, shutdownAtPercent, handover, framing);
   }
 
   FrameEchoOptions options() {
@@ -60,7 +82,8 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       .setBudgetGraceMs(budgetGraceMs).setFrameTimeoutMs(frameTimeoutMs).setWriteStallTimeoutMs(writeStallTimeoutMs)
       .setWriteQueueMaxSize(writeQueueMaxSize).setLingerTimeoutMs(lingerTimeoutMs)
       // Longer than any quiet spell of a client that keeps sending: an idle close is not what these runs look at.
-      .setIdleTimeoutMs(4 * frameTimeoutMs);
+      .setIdleTimeoutMs(4 * frameTimeoutMs)
+      .setFraming(framing);
     options.getHandler().setMaxInFlight(maxInFlight);
     return options;
   }
@@ -79,6 +102,7 @@ record SimConfig(long seed, int connections, int steps, int loops, int maxFrameS
       + " writeQueueMaxSize=" + writeQueueMaxSize + " lingerTimeoutMs=" + lingerTimeoutMs
       + " kernelBufferBytes=" + kernelBufferBytes + " tls=" + tls + " handler=" + (application ? "application" : "echo")
       + " maxInFlight=" + maxInFlight + " maxTickMs=" + maxTickMs + " tcpInfo=" + tcpInfo
-      + " shutdownAtPercent=" + shutdownAtPercent + " handover=" + handover;
+      + " shutdownAtPercent=" + shutdownAtPercent + " handover=" + handover
+      + (framing.isDefault() ? "" : " framing=" + framing);
   }
 }

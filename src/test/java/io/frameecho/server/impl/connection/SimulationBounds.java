@@ -22,7 +22,7 @@ final class SimulationBounds {
    * (what a waiter holds; over TLS a read is a whole record), and one full read per event loop.
    */
   static long heldBound(SimConfig config, int connections) {
-    long frame = config.maxFrameSize() + 4L;
+    long frame = config.maxFrameSize() + (long) config.framing().headerSize();
     long smallRead = config.tls() ? Math.max(SMALL_READ, SimConfig.TLS_RECORD) : SMALL_READ;
     return config.maxBufferedBytes() + frame + connections * 2 * smallRead + (long) config.loops() * FULL_READ;
   }
@@ -44,7 +44,7 @@ final class SimulationBounds {
       : config.writeStallTimeoutMs();
     long turn = Math.max(grace, nonReaders) + check + clockSlackMs(config);
     // Then its own frame, at the steady client's rate (the slowest well-behaved one).
-    long ownFrame = (long) Math.ceil((config.maxFrameSize() + 4) / SimClient.steadyBytesPerMs(config));
+    long ownFrame = (long) Math.ceil((config.maxFrameSize() + config.framing().headerSize()) / SimClient.steadyBytesPerMs(config));
     return (4L * connections + 1) * turn + ownFrame;
   }
 

@@ -1,0 +1,448 @@
+package io.frameecho.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+
+import java.nio.ByteOrder;
+import java.util.List;
+
+/**
+ * How a frame announces its length: the form of its header, with the semantics of Netty's
+ * {@code LengthFieldBasedFrameDecoder}. A frame is
+ * <pre>
+ *   [lengthFieldOffset bytes][the length field: 1, 2, 3, 4 or 8 bytes][body]
+ *   \_________________ header ______________________________________/
+ *   body length = the field's unsigned value + lengthAdjustment
+ * </pre>
+ * so a protocol whose length counts its whole header has {@code lengthAdjustment = -headerSize()}. The body length is
+ * what {@code maxFrameSize} bounds, checked before any body byte is kept. A frame is delivered as its body
+ * ({@code stripHeader}, the default) or whole, header included.
+ * <p>
+ * {@link #DEFAULT} is frame-echo's (the book's) protocol: a 4-byte little-endian length of the body, no offset, no
+ * adjustment, header stripped. Immutable; each {@code with…} checks its value and says which key is wrong and why.
+ * In JSON: {@code {"lengthFieldOffset": 0, "lengthFieldLength": 4, "byteOrder": "LITTLE_ENDIAN",
+ * "lengthAdjustment": 0, "stripHeader": true}}, each key optional.
+ */
+public final class LengthField {
+
+  /** The most bytes before the length field: a header that comes across reads is kept whole per connection. */
+  public static final int MAX_OFFSET = 1024;
+
+  /** frame-echo's protocol: 4 bytes, little-endian, the body's length, stripped on delivery. */
+  public static final LengthField DEFAULT = new LengthField(0, 4, ByteOrder.LITTLE_ENDIAN, 0, true);
+
+  private static final List<String> KEYS = List.of("lengthFieldOffset", "lengthFieldLength", "byteOrder", "lengthAdjustment",
+    "stripHeader");
+
+  private final int lengthFieldOffset;
+  private final int lengthFieldLength;
+  private final ByteOrder byteOrder;
+  private final int lengthAdjustment;
+  private final boolean stripHeader;
+  private final boolean bigEndian;
+  private final int headerSize;
+
+  private LengthField(int lengthFieldOffset, int lengthFieldLength, ByteOrder byteOrder, int lengthAdjustment,
+                      boolean stripHeader) {
+    if (lengthFieldLength != 1 && lengthFieldLength != 2 && lengthFieldLength != 3 && lengthFieldLength != 4
+      && lengthFieldLength != 8) {
+      throw new IllegalArgumentException("lengthFieldLength: " + lengthFieldLength + " must be 1, 2, 3, 4 or 8 (bytes)");
+    }
+    if (lengthFieldOffset < 0 || lengthFieldOffset > MAX_OFFSET) {
+      throw new IllegalArgumentException("lengthFieldOffset: " + lengthFieldOffset + " must be 0 to " + MAX_OFFSET + " (bytes)");
+    }
+    if (byteOrder == null) {
+      throw new IllegalArgumentException("byteOrder: must be BIG_ENDIAN or LITTLE_ENDIAN");
+    }
+    if (lengthAdjustment < 0 && maxFieldValue(lengthFieldLength) < -(long) lengthAdjustment) {
+      throw new IllegalArgumentException("lengthAdjustment: " + lengthAdjustment + " leaves no frame that a "
+        + lengthFieldLength + "-byte length field can announce (its largest value is " + maxFieldValue(lengthFieldLength) + ")");
+    }
+    this.lengthFieldOffset = lengthFieldOffset;
+    this.lengthFieldLength = lengthFieldLength;
+    this.byteOrder = byteOrder;
+    this.lengthAdjustment = lengthAdjustment;
+    this.stripHeader = stripHeader;
+    this.bigEndian = byteOrder == ByteOrder.BIG_ENDIAN;
+    this.headerSize = lengthFieldOffset + lengthFieldLength;
+  }
+
+  /** A length field of {@code lengthFieldLength} bytes in {@code byteOrder} at the frame's start, announcing the body. */
+  public static LengthField of(int lengthFieldLength, ByteOrder byteOrder) {
+    return new LengthField(0, lengthFieldLength, byteOrder, 0, true);
+  }
+
+  /**
+   * Reads the JSON form; an absent key keeps {@link #DEFAULT}'s value.
+   *
+   * @param keyPrefix put before each key named in an error ({@code "framing."}), or {@code ""}
+   * @throws IllegalArgumentException naming the key, on an unknown key, a value of the wrong type or out of range
+   */
+  public static LengthField fromJson(JsonObject json, String keyPrefix) {
+    for (String key : json.fieldNames()) {
+      if (!KEYS.contains(key)) {
+        String quoted = io.vertx.core.json.Json.encode(key);
+        // Escaped as in a JSON string, so that a line break in a key leaves the message one line.
+        throw new IllegalArgumentException("unknown configuration key '" + keyPrefix + quoted.substring(1, quoted.length() - 1)
+          + "'; known keys: "
+          + String.join(", ", KEYS.stream().map(k -> keyPrefix + k).toList()));
+      }
+    }
+    try {
+      return new LengthField(
+        integer(json, "lengthFieldOffset", DEFAULT.lengthFieldOffset),
+        integer(json, "lengthFieldLength", DEFAULT.lengthFieldLength),
+        byteOrder(json.getValue("byteOrder", DEFAULT.byteOrder.toString())),
+        integer(json, "lengthAdjustment", DEFAULT.lengthAdjustment),
+        bool(json, "stripHeader", DEFAULT.stripHeader));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(keyPrefix + e.getMessage(), e);
+    }
+  }
+
+  private static int integer(JsonObject json, String key, int absent) {
+    Object value = json.getValue(key);
+    if (value == null && !json.containsKey(key)) {
+      return absent;
+    }
+    if ((value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte)
+      && ((Number) value).longValue() == ((Number) value).intValue()) {
+      return ((Number) value).intValue();
+    }
+    throw new IllegalArgumentException(key + ": expected an integer but got " + describe(value));
+  }
+
+  private static boolean bool(JsonObject json, String key, boolean absent) {
+    Object value = json.getValue(key);
+    if (value == null && !json.containsKey(key)) {
+      return absent;
+    }
+    if (value instanceof Boolean b) {
+      return b;
+    }
+    throw new IllegalArgumentException(key + ": expected true or false but got " + describe(value));
+  }
+
+  private static ByteOrder byteOrder(Object value) {
+    if ("BIG_ENDIAN".equals(value)) {
+      return ByteOrder.BIG_ENDIAN;
+    }
+    if ("LITTLE_ENDIAN".equals(value)) {
+      return ByteOrder.LITTLE_ENDIAN;
+    }
+    throw new IllegalArgumentException("byteOrder: expected \"BIG_ENDIAN\" or \"LITTLE_ENDIAN\" but got " + describe(value));
+  }
+
+  private static String describe(Object value) {
+    return value instanceof String s ? io.vertx.core.json.Json.encode(s) : String.valueOf(value);
+  }
+
+  /** The JSON form, every key given. */
+  public JsonObject toJson() {
+    return new JsonObject().put("lengthFieldOffset", lengthFieldOffset).put("lengthFieldLength", lengthFieldLength)
+      .put("byteOrder", byteOrder.toString()).put("lengthAdjustment", lengthAdjustment).put("stripHeader", stripHeader);
+  }
+
+  public LengthField withLengthFieldOffset(int lengthFieldOffset) {
+    return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
+  }
+
+  public LengthField withLengthFieldLength(int lengthFieldLength) {
+    return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
+  }
+
+  public LengthField withByteOrder(ByteOrder byteOrder) {
+    return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
+  }
+
+  /** Added to the field's value to give the body's length: {@code -headerSize()} when the length counts the header. */
+  public LengthField withLengthAdjustment(int lengthAdjustment) {
+    return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
+  }
+
+  /** Whether a frame is delivered as its body (true) or whole, header included (false). */
+  public LengthField withStripHeader(boolean stripHeader) {
+    return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
+  }
+
+  public int lengthFieldOffset() {
+    return lengthFieldOffset;
+  }
+
+  public int lengthFieldLength() {
+    return lengthFieldLength;
+  }
+
+  public ByteOrder byteOrder() {
+    return byteOrder;
+  }
+
+  public int lengthAdjustment() {
+    return lengthAdjustment;
+  }
+
+  public boolean stripHeader() {
+    return stripHeader;
+  }
+
+  /** Bytes before the body: the offset and the length field. */
+  public int headerSize() {
+    return headerSize;
+  }
+
+  /** Where a delivered message starts in its frame: after the header when it is stripped, else at 0. */
+  public int messageOffset() {
+    return stripHeader ? headerSize : 0;
+  }
+
+  /** The largest body a frame can have here: with its header it must fit one buffer, whose size is an int. */
+  public int largestBody() {
+    return Integer.MAX_VALUE - headerSize;
+  }
+
+  /** True for frame-echo's own form. */
+  public boolean isDefault() {
+    return equals(DEFAULT);
+  }
+
+  // ---- reading ----
+
+  /**
+   * The unsigned value of the length field of the frame that starts at {@code frameStart} (the buffer's indexes do
+   * not move). An 8-byte value past {@link Long#MAX_VALUE} reads as {@link Long#MAX_VALUE}: too large either way.
+   */
+  public long readLength(ByteBuf bytes, int frameStart) {
+    int i = frameStart + lengthFieldOffset;
+    switch (lengthFieldLength) {
+      case 1:
+        return bytes.getUnsignedByte(i);
+      case 2:
+        return bigEndian ? bytes.getUnsignedShort(i) : bytes.getUnsignedShortLE(i);
+      case 3:
+        return bigEndian ? bytes.getUnsignedMedium(i) : bytes.getUnsignedMediumLE(i);
+      case 4:
+        return bigEndian ? bytes.getUnsignedInt(i) : bytes.getUnsignedIntLE(i);
+      default:
+        long value = bigEndian ? bytes.getLong(i) : bytes.getLongLE(i);
+        return value < 0 ? Long.MAX_VALUE : value;
+    }
+  }
+
+  /**
+   * The error for a field {@code value} whose body length ({@code value + lengthAdjustment}) is not within 0 and
+   * {@code maxBody}.
+   */
+  FramingException refusal(long value, int maxBody) {
+    long body = value > Long.MAX_VALUE - Math.max(0, lengthAdjustment) ? Long.MAX_VALUE : value + lengthAdjustment;
+    if (body < 0) {
+      return new FrameTooShortException(value, this);
+    }
+    return new FrameTooLargeException(body, maxBody);
+  }
+
+  // ---- writing ----
+
+  /**
+   * The frame of {@code message}: what a parser of this form delivers as {@code message}. With the header stripped,
+   * a header (zeros before the field) then the message; kept, the message itself is the frame, its length field set.
+   *
+   * @throws IllegalArgumentException when the length does not fit the field, or a kept header is missing
+   */
+  public Buffer frame(Buffer message) {
+    if (stripHeader) {
+      return header(message).appendBuffer(message);
+    }
+    Buffer frame = message.copy();
+    setLength(frame, fieldValue(message.length() - headerSize));
+    return frame;
+  }
+
+  /**
+   * What goes before {@code message} on the wire, so that {@code header(m)} then {@link #body(Buffer) body(m)} is
+   * {@link #frame(Buffer) frame(m)} without copying the message: with the header stripped, a new header; kept, a copy
+   * of the message's own header with its length field set.
+   */
+  public Buffer header(Buffer message) {
+    if (stripHeader) {
+      Buffer header = Buffer.buffer(headerSize);
+      if (lengthFieldOffset > 0) {
+        header.appendBytes(new byte[lengthFieldOffset]);
+      }
+      appendLength(header, fieldValue(message.length()));
+      return header;
+    }
+    if (message.length() < headerSize) {
+      throw new IllegalArgumentException("a message of " + message.length() + " bytes has no room for its " + headerSize
+        + "-byte header, which it includes (stripHeader false)");
+    }
+    Buffer header = message.getBuffer(0, headerSize);
+    setLength(header, fieldValue(message.length() - headerSize));
+    return header;
+  }
+
+  /** The part of {@code message} that follows {@link #header(Buffer)} on the wire (a slice, not a copy). */
+  public Buffer body(Buffer message) {
+    return stripHeader ? message : message.slice(headerSize, message.length());
+  }
+
+  /** Writes a header announcing a body of {@code bodyLength} bytes at the writer index of {@code out}. */
+  public ByteBuf writeHeader(ByteBuf out, int bodyLength) {
+    out.writeZero(lengthFieldOffset);
+    long value = fieldValue(bodyLength);
+    switch (lengthFieldLength) {
+      case 1 -> out.writeByte((int) value);
+      case 2 -> {
+        if (bigEndian) {
+          out.writeShort((int) value);
+        } else {
+          out.writeShortLE((int) value);
+        }
+      }
+      case 3 -> {
+        if (bigEndian) {
+          out.writeMedium((int) value);
+        } else {
+          out.writeMediumLE((int) value);
+        }
+      }
+      case 4 -> {
+        if (bigEndian) {
+          out.writeInt((int) value);
+        } else {
+          out.writeIntLE((int) value);
+        }
+      }
+      default -> {
+        if (bigEndian) {
+          out.writeLong(value);
+        } else {
+          out.writeLongLE(value);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The message a whole {@code frame} delivers (its body, or all of it), copied out; {@code frame} is released. */
+  public Buffer message(ByteBuf frame) {
+    try {
+      int offset = messageOffset();
+      byte[] message = new byte[frame.readableBytes() - offset];
+      frame.getBytes(frame.readerIndex() + offset, message);
+      return Buffer.buffer(message);
+    } finally {
+      frame.release();
+    }
+  }
+
+  /**
+   * Whether a message of {@code length} bytes can be framed: its body's length fits the field (with the adjustment),
+   * and a kept header is there.
+   */
+  public boolean fits(int length) {
+    long value = (long) (stripHeader ? length : length - headerSize) - lengthAdjustment;
+    return (stripHeader || length >= headerSize) && value >= 0 && value <= maxFieldValue(lengthFieldLength);
+  }
+
+  /** The field's value for a body of {@code bodyLength} bytes; refused when the field cannot hold it. */
+  private long fieldValue(int bodyLength) {
+    long value = (long) bodyLength - lengthAdjustment;
+    if (value < 0 || value > maxFieldValue(lengthFieldLength)) {
+      throw new IllegalArgumentException("a body of " + bodyLength + " bytes cannot be announced by a " + lengthFieldLength
+        + "-byte length field with lengthAdjustment " + lengthAdjustment);
+    }
+    return value;
+  }
+
+  private static long maxFieldValue(int lengthFieldLength) {
+    return lengthFieldLength == 8 ? Long.MAX_VALUE : (1L << (8 * lengthFieldLength)) - 1;
+  }
+
+  private void appendLength(Buffer out, long value) {
+    switch (lengthFieldLength) {
+      case 1 -> out.appendUnsignedByte((short) value);
+      case 2 -> {
+        if (bigEndian) {
+          out.appendUnsignedShort((int) value);
+        } else {
+          out.appendUnsignedShortLE((int) value);
+        }
+      }
+      case 3 -> {
+        if (bigEndian) {
+          out.appendMedium((int) value);
+        } else {
+          out.appendMediumLE((int) value);
+        }
+      }
+      case 4 -> {
+        if (bigEndian) {
+          out.appendUnsignedInt(value);
+        } else {
+          out.appendUnsignedIntLE(value);
+        }
+      }
+      default -> {
+        if (bigEndian) {
+          out.appendLong(value);
+        } else {
+          out.appendLongLE(value);
+        }
+      }
+    }
+  }
+
+  private void setLength(Buffer frame, long value) {
+    int i = lengthFieldOffset;
+    switch (lengthFieldLength) {
+      case 1 -> frame.setUnsignedByte(i, (short) value);
+      case 2 -> {
+        if (bigEndian) {
+          frame.setUnsignedShort(i, (int) value);
+        } else {
+          frame.setUnsignedShortLE(i, (int) value);
+        }
+      }
+      case 3 -> {
+        if (bigEndian) {
+          frame.setMedium(i, (int) value);
+        } else {
+          frame.setMediumLE(i, (int) value);
+        }
+      }
+      case 4 -> {
+        if (bigEndian) {
+          frame.setUnsignedInt(i, value);
+        } else {
+          frame.setUnsignedIntLE(i, value);
+        }
+      }
+      default -> {
+        if (bigEndian) {
+          frame.setLong(i, value);
+        } else {
+          frame.setLongLE(i, value);
+        }
+      }
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof LengthField f && f.lengthFieldOffset == lengthFieldOffset && f.lengthFieldLength == lengthFieldLength
+      && f.byteOrder == byteOrder && f.lengthAdjustment == lengthAdjustment && f.stripHeader == stripHeader;
+  }
+
+  @Override
+  public int hashCode() {
+    return ((lengthFieldOffset * 31 + lengthFieldLength) * 31 + (bigEndian ? 1 : 0)) * 31 + lengthAdjustment * 2
+      + (stripHeader ? 1 : 0);
+  }
+
+  /** The JSON form, for logs. */
+  @Override
+  public String toString() {
+    return toJson().encode();
+  }
+}

@@ -30,7 +30,8 @@ signal to the first):
   sigkill        SIGKILL: the kernel closes the old process's sockets
   sigkill-resend the same with re-sending clients
 
-Per scenario: lost (requests never answered), re-sent, the time from the signal until every client has had an answer
+Per scenario: lost (requests never answered), re-sent, never sent (of those lost or re-sent, written after the client's
+TLS layer had read the server's close_notify, which Python's asyncio then drops: the server cannot count them), the time from the signal until every client has had an answer
 to a request sent after it, and the old process's event loop's longest stall while it shut down (read from Vert.x's
 blocked-thread checker, run every 10 ms with a 20 ms limit, from the signal on: "<20" when it never fired, else the
 longest and its thread), with the old process's
@@ -66,6 +67,9 @@ class Tally:
         self.wrong = 0
         self.ends_eof = 0
         self.ends_reset = 0
+        # Requests written after the client's TLS layer had read the server's close_notify: asyncio drops such a write
+        # without a word (its transport is closing), so the request never leaves the client and no server can count it.
+        self.unsent = 0
         self.signal_at = None
         # Clients answered at least once.
         self.answered_once = set()
@@ -100,6 +104,8 @@ class Client:
         closed = asyncio.Event()
 
         def send(payload, sent_at):
+            if writer.is_closing():
+                self.tally.unsent += 1
             writer.write(struct.pack("<I", len(payload)) + payload)
             pending.append((payload, sent_at))
 
@@ -286,7 +292,7 @@ async def scenario(args, name, workdir, tls_dir):
     return {
         "jar": args.label, "scenario": name, "clients": args.clients, "connected": len(tally.answered_once), "warm answered": warm_answered,
         "lost": tally.lost - lost_before, "lost before signal": lost_before, "re-sent": tally.resent,
-        "wrong": tally.wrong, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
+        "wrong": tally.wrong, "never sent": tally.unsent, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
         "all served after (s)": "%.1f" % all_served if all_served is not None else
         "not in %d s (%d of %d)" % (args.settle, len(tally.served_after), args.clients),
         "longest stall (ms)": longest_stall(old_log, log_offset),
@@ -353,13 +359,13 @@ def main():
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     print()
-    print("| scenario | jar | lost | re-sent | connections ended | all served again after | loop's longest stall (ms) "
+    print("| scenario | jar | lost | re-sent | never sent | connections ended | all served again after | loop's longest stall (ms) "
           "| old process |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         ended = r.get("eof ends", 0) + r.get("reset ends", 0)
-        print("| %s | %s | %d | %d | %s | %s | %s | %s |" % (
-            r["scenario"], r["jar"], r["lost"], r["re-sent"],
+        print("| %s | %s | %d | %d | %s | %s | %s | %s | %s |" % (
+            r["scenario"], r["jar"], r["lost"], r["re-sent"], r.get("never sent", "-"),
             "%d (%d reset)" % (ended, r.get("reset ends", 0)) if "eof ends" in r else "-",
             r["all served after (s)"], r["longest stall (ms)"], r["old process"]))
     if args.json:

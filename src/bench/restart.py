@@ -3,6 +3,11 @@
 
     python3 src/bench/restart.py --jar target/frame-echo.jar                  # every scenario, 5,000 clients
     python3 src/bench/restart.py --jar JAR --scenarios sigterm,sigkill --clients 1000
+    python3 src/bench/restart.py --jar JAR --baseline-jar OLD.jar --scenarios sigterm,tls,tls-handover,sigkill
+
+With --baseline-jar each scenario runs first on that jar ("before"), then on --jar ("after"), in the same run; the
+handover rows only on --jar (a jar without handoverSocket refuses the key). Keys of the configuration the baseline jar
+does not know (check-config names them) are left out of its configuration, and the run says which.
 
 Each client keeps one connection, sends a 16-byte frame a second (start times spread over the first second), checks
 each echo, and reconnects at once when the connection ends (end of stream or reset). A request unanswered when its
@@ -19,10 +24,14 @@ signal to the first):
   handover-resend the same with re-sending clients
   tls            TLS on both, SIGTERM (a TLS session cannot move: drained)
   tls-resend     the same with re-sending clients
+  tls-handover   TLS with handoverSocket set in both (a TLS connection cannot move: the server says so at start and
+                 drains)
+  tls-handover-resend the same with re-sending clients
   sigkill        SIGKILL: the kernel closes the old process's sockets
   sigkill-resend the same with re-sending clients
 
-Per scenario: lost (requests never answered), re-sent, the time from the signal until every client has had an answer
+Per scenario: lost (requests never answered), re-sent, never sent (of those lost or re-sent, written after the client's
+TLS layer had read the server's close_notify, which Python's asyncio then drops: the server cannot count them), the time from the signal until every client has had an answer
 to a request sent after it, and the old process's event loop's longest stall while it shut down (read from Vert.x's
 blocked-thread checker, run every 10 ms with a 20 ms limit, from the signal on: "<20" when it never fired, else the
 longest and its thread), with the old process's
@@ -58,6 +67,9 @@ class Tally:
         self.wrong = 0
         self.ends_eof = 0
         self.ends_reset = 0
+        # Requests written after the client's TLS layer had read the server's close_notify: asyncio drops such a write
+        # without a word (its transport is closing), so the request never leaves the client and no server can count it.
+        self.unsent = 0
         self.signal_at = None
         # Clients answered at least once.
         self.answered_once = set()
@@ -92,6 +104,8 @@ class Client:
         closed = asyncio.Event()
 
         def send(payload, sent_at):
+            if writer.is_closing():
+                self.tally.unsent += 1
             writer.write(struct.pack("<I", len(payload)) + payload)
             pending.append((payload, sent_at))
 
@@ -161,9 +175,31 @@ def config(args, tls_dir, metrics_port, handover):
     conf["metrics"]["port"] = metrics_port
     if tls_dir:
         conf["tls"] = {"certPath": os.path.join(tls_dir, "cert.pem"), "keyPath": os.path.join(tls_dir, "key.pem")}
+        # Thousands of handshakes at once (every client at start, and again after a drain) take longer than the
+        # default 10 s on a small machine; a handshake cut by its timeout would come back as another, and the rows
+        # would measure that storm rather than the restart.
+        conf["netServerOptions"]["sslHandshakeTimeout"] = 60
+    for key in args.unknown_keys:
+        conf.pop(key, None)
     if handover:
         conf["handoverSocket"] = handover
     return conf
+
+
+def unknown_keys(jar, conf, workdir):
+    """The keys of conf that jar's check-config rejects as unknown, found one at a time (it names the first)."""
+    conf = dict(conf)
+    dropped = []
+    path = os.path.join(workdir, "check.json")
+    for _ in range(len(conf)):
+        json.dump(conf, open(path, "w"))
+        out = subprocess.run(["java", "-jar", jar, "check-config", "-conf", path], capture_output=True, text=True)
+        m = re.search(r"unknown configuration key '([^']+)'", out.stdout + out.stderr)
+        if not m or m.group(1) not in conf:
+            break
+        dropped.append(m.group(1))
+        conf.pop(m.group(1))
+    return dropped
 
 
 def start(args, conf, name, workdir):
@@ -201,8 +237,9 @@ async def scenario(args, name, workdir, tls_dir):
     tls = "tls" in name
     resend = name.endswith("resend") or args.resend
     kill = name.startswith("sigkill")
-    handover = os.path.join(workdir, "handover.sock") if name.startswith("handover") else None
-    old, old_log = start(args, config(args, tls_dir if tls else None, 9468, handover), name + "-old", workdir)
+    handover = os.path.join(workdir, "handover.sock") if "handover" in name else None
+    old, old_log = start(args, config(args, tls_dir if tls else None, 9468, handover), args.label + "-" + name + "-old",
+                         workdir)
     ctx = None
     if tls:
         ctx = ssl.create_default_context()
@@ -220,7 +257,8 @@ async def scenario(args, name, workdir, tls_dir):
     await asyncio.sleep(args.warmup)
     warm_answered = tally.answered
     new, new_log = await asyncio.get_running_loop().run_in_executor(
-        None, lambda: start(args, config(args, tls_dir if tls else None, 9469, handover), name + "-new", workdir))
+        None, lambda: start(args, config(args, tls_dir if tls else None, 9469, handover), args.label + "-" + name + "-new",
+                            workdir))
     # Counted from the signal: what was lost before (none expected) is reported apart.
     lost_before = tally.lost
     tally.signal_at = time.monotonic()
@@ -250,11 +288,11 @@ async def scenario(args, name, workdir, tls_dir):
         new.kill()
     text = open(old_log).read()
     line = re.findall(r"shut down[^\n]*", text)
-    handed = re.findall(r"handover on [^\n]*no successor[^\n]*", text)
+    handed = re.findall(r"handover on [^\n]*no successor[^\n]*|handoverSocket [^\n]*not handed over[^\n]*", text)
     return {
-        "scenario": name, "clients": args.clients, "connected": len(tally.answered_once), "warm answered": warm_answered,
+        "jar": args.label, "scenario": name, "clients": args.clients, "connected": len(tally.answered_once), "warm answered": warm_answered,
         "lost": tally.lost - lost_before, "lost before signal": lost_before, "re-sent": tally.resent,
-        "wrong": tally.wrong, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
+        "wrong": tally.wrong, "never sent": tally.unsent, "eof ends": tally.ends_eof, "reset ends": tally.ends_reset,
         "all served after (s)": "%.1f" % all_served if all_served is not None else
         "not in %d s (%d of %d)" % (args.settle, len(tally.served_after), args.clients),
         "longest stall (ms)": longest_stall(old_log, log_offset),
@@ -274,6 +312,7 @@ def make_cert(workdir):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--jar", required=True)
+    p.add_argument("--baseline-jar", help="also run each scenario (but the handover ones) on this jar, first")
     p.add_argument("--clients", type=int, default=5000)
     p.add_argument("--scenarios", default="sigterm,sigterm-resend,tls,tls-resend,sigkill,sigkill-resend")
     p.add_argument("--warmup", type=float, default=5.0, help="seconds before the restart")
@@ -296,20 +335,39 @@ def main():
         workdir = args.logs or tmp
         os.makedirs(workdir, exist_ok=True)
         tls_dir = make_cert(workdir) if "tls" in args.scenarios else None
+        jars = [("after", args.jar)]
+        if args.baseline_jar:
+            jars.insert(0, ("before", args.baseline_jar))
+        dropped = {}
+        for label, jar in jars:
+            dropped[label] = unknown_keys(jar, config(argparse.Namespace(root=args.root, unknown_keys=[]), tls_dir,
+                                                      9468, os.path.join(workdir, "handover.sock")), workdir)
+            if dropped[label]:
+                print("%s (%s): left out of its configuration, unknown to it: %s" % (label, jar, ", ".join(dropped[label])),
+                      flush=True)
         for name in args.scenarios.split(","):
-            try:
-                row = asyncio.run(scenario(args, name, workdir, tls_dir))
-            except SystemExit as e:
-                row = {"scenario": name, "lost": -1, "re-sent": -1, "all served after (s)": "-",
-                       "longest stall (ms)": "-", "old process": "did not start: " + str(e).splitlines()[-1][:200]}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+            for label, jar in jars:
+                if label == "before" and "handover" in name:
+                    continue
+                run = argparse.Namespace(**vars(args))
+                run.jar, run.label, run.unknown_keys = jar, label, dropped[label]
+                try:
+                    row = asyncio.run(scenario(run, name, workdir, tls_dir))
+                except SystemExit as e:
+                    row = {"jar": label, "scenario": name, "lost": -1, "re-sent": -1, "all served after (s)": "-",
+                           "longest stall (ms)": "-", "old process": "did not start: " + str(e).splitlines()[-1][:200]}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
     print()
-    print("| scenario | lost | re-sent | all served again after | loop's longest stall (ms) | old process |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| scenario | jar | lost | re-sent | never sent | connections ended | all served again after | loop's longest stall (ms) "
+          "| old process |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
-        print("| %s | %d | %d | %s | %s | %s |" % (r["scenario"], r["lost"], r["re-sent"], r["all served after (s)"],
-                                                  r["longest stall (ms)"], r["old process"]))
+        ended = r.get("eof ends", 0) + r.get("reset ends", 0)
+        print("| %s | %s | %d | %d | %s | %s | %s | %s | %s |" % (
+            r["scenario"], r["jar"], r["lost"], r["re-sent"], r.get("never sent", "-"),
+            "%d (%d reset)" % (ended, r.get("reset ends", 0)) if "eof ends" in r else "-",
+            r["all served after (s)"], r["longest stall (ms)"], r["old process"]))
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
 

@@ -157,7 +157,12 @@ class PersistentClientsRestartIT {
     }
   }
 
-  private record Outcome(Tally tally, String shutdownLine, int exit) {
+  private record Outcome(Tally tally, String shutdownLine, int exit, List<String> oldLog) {
+    /** The old process's lines that say how its shutdown went beyond the counts (handover, warnings), for a failure. */
+    String oldProcessSaid() {
+      return String.join("\n", oldLog.stream().filter(l -> l.contains("handover") || l.contains("WARN") || l.contains("ERROR")).toList());
+    }
+
     /** The old process's counts: drained, closed idle, lost a request, cut. */
     int[] counts() {
       Matcher m = SHUTDOWN_COUNTS.matcher(shutdownLine);
@@ -230,7 +235,7 @@ class PersistentClientsRestartIT {
     String line = oldLog.stream().filter(l -> l.contains("shut down")).findFirst().orElse("");
     System.out.println("persistent clients across a restart (" + CLIENTS + ", tls " + tls + ", resend " + resend + ", "
       + (kill ? "SIGKILL" : "SIGTERM") + "): " + tally + "; old process: " + line);
-    return new Outcome(tally, line, old.exitValue());
+    return new Outcome(tally, line, old.exitValue(), oldLog);
   }
 
   /** Waits, bounded, checking every 20 ms. */
@@ -285,7 +290,7 @@ class PersistentClientsRestartIT {
     assertEquals(143, outcome.exit());
     Tally tally = outcome.tally();
     assertEquals(0, tally.lost.get(), tally + "; " + outcome.shutdownLine());
-    assertEquals(0, tally.closes.get(), "connections ended: " + tally + "; " + outcome.shutdownLine());
+    assertEquals(0, tally.closes.get(), "connections ended: " + tally + "; " + outcome.shutdownLine() + "\n" + outcome.oldProcessSaid());
     assertTrue(outcome.shutdownLine().contains(" " + CLIENTS + " handed over to the successor"), outcome.shutdownLine());
   }
 

@@ -303,20 +303,31 @@ public final class ChannelSocket implements ConnectionSocket {
 
   private void finThenLinger(long lingerMs, boolean afterFin) {
     internal.writeMessage(Unpooled.EMPTY_BUFFER).onComplete(written -> {
-      Successor to = moveTo == null || written.failed() || inputShutdown ? null : moveTo.successor.get();
-      if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
-        to.handOver(channel, moved -> {
-          if (moved) {
-            handedOver = true;
-            closeNow();
-          } else {
-            fin(written.succeeded(), lingerMs, afterFin);
-          }
-        });
+      if (moveTo == null || written.failed()) {
+        fin(written.succeeded(), lingerMs, afterFin);
         return;
       }
-      fin(written.succeeded(), lingerMs, afterFin);
+      // Netty completes a write before it takes the write off the channel's pending bytes: whether the socket can
+      // move is asked in the loop's next task, once nothing written is counted as pending.
+      channel.eventLoop().execute(() -> moveOrFin(lingerMs, afterFin));
     });
+  }
+
+  /** Every response written: hands the socket to the successor if it may move there, else the FIN and the linger. */
+  private void moveOrFin(long lingerMs, boolean afterFin) {
+    Successor to = inputShutdown ? null : moveTo.successor.get();
+    if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
+      to.handOver(channel, moved -> {
+        if (moved) {
+          handedOver = true;
+          closeNow();
+        } else {
+          fin(true, lingerMs, afterFin);
+        }
+      });
+      return;
+    }
+    fin(true, lingerMs, afterFin);
   }
 
   private void fin(boolean written, long lingerMs, boolean afterFin) {

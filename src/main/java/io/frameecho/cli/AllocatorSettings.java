@@ -14,7 +14,10 @@ package io.frameecho.cli;
 final class AllocatorSettings {
 
   static final String CHUNK_REUSE_QUEUE = "io.netty.allocator.chunkReuseQueueCapacity";
-  /** Netty 4.2's largest chunk (2 MiB when the JVM has under 512 MiB of direct memory; then this asks for more). */
+  /**
+   * Netty 4.2's largest chunk. With a maximum heap of 512 MiB or less Netty makes 2 MiB chunks and pools nothing over
+   * 256 KiB, so the 1 MiB pieces are not pooled and this setting changes nothing for them.
+   */
   static final long CHUNK_SIZE = 8 << 20;
 
   private AllocatorSettings() {

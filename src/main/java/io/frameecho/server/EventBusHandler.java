@@ -42,7 +42,9 @@ import java.util.function.LongPredicate;
  * It also knows whether the address has a consumer, for readiness: a request that finds none (Vert.x's
  * {@code NO_HANDLERS}) says there is none, with one WARN line; from then on, once a second, a probe (an empty
  * {@code Buffer} with the header {@value #PROBE_HEADER}) asks again until one is there, with one INFO line. The
- * server probes once at start too. A consumer may answer a probe or ignore it.
+ * server probes at start too, and on a clustered Vert.x each time a node leaves (the members are read once a second
+ * while idle), so that the last consumer's node going turns readiness off before a request fails. A consumer may
+ * answer a probe or ignore it.
  */
 public final class EventBusHandler implements RequestHandler {
 
@@ -359,13 +361,23 @@ public final class EventBusHandler implements RequestHandler {
     return consumers.present();
   }
 
-  /** Probes the address now (the server does at start): one WARN line, and probing on, when nobody consumes it. */
+  /**
+   * Probes the address now (the server does at start): one WARN line, and probing on, when nobody consumes it. On a
+   * clustered Vert.x it then probes again each time a node leaves, once the cluster manager has dropped it, until
+   * {@link #stopChecking}.
+   */
   public Future<Boolean> checkConsumer() {
+    if (watch != null) {
+      watch.watchIdle(() -> consumers.check(metrics));
+    }
     return consumers.check(metrics);
   }
 
   /** No more probes (the server has closed). */
   public void stopChecking() {
     consumers.stop();
+    if (watch != null) {
+      watch.stop();
+    }
   }
 }

@@ -19,11 +19,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The cluster's members, read every {@value #POLL_MS} ms while event-bus requests are in flight, so that the requests
- * a departed node had do not wait for {@code timeoutMs}. Vert.x does not say which node a request went to: when a node
- * leaves, every request in flight then is {@linkplain Watched#nodeLeft told} on its own context, and gives itself the
- * grace to be answered. While the cluster manager still names the departed node among the address's consumers, Vert.x
- * may pick it: a new request waits until a look after the manager has dropped it (at most {@code maxWaitMs}), and is
- * then {@linkplain Watched#send sent}; one sent within a grace after is told too.
+ * a departed node had do not wait for {@code timeoutMs}, and every {@value #IDLE_POLL_MS} ms otherwise while a server
+ * {@linkplain #watchIdle watches}, so that readiness learns of a lost consumer without a request failing first. Vert.x
+ * does not say which node a request went to: when a node leaves, every request in flight then is
+ * {@linkplain Watched#nodeLeft told} on its own context, and gives itself the grace to be answered. While the cluster
+ * manager still names the departed node among the address's consumers, Vert.x may pick it: a new request waits until a
+ * look after the manager has dropped it (at most {@code maxWaitMs}), and is then {@linkplain Watched#send sent}; one
+ * sent within a grace after is told too. Once dropped, the departed nodes are {@linkplain #watchIdle reported}, so the
+ * handler asks whether the address still has a consumer.
  * <p>
  * <b>Threading:</b> requests come and go from any thread; the cluster is read on a worker (a cluster manager may block
  * there), one read after the other, so {@link #known} and {@link #departed} have one reader and writer at a time.
@@ -52,6 +55,7 @@ final class MemberWatch {
   }
 
   static final long POLL_MS = 100;
+  static final long IDLE_POLL_MS = 1000;
   private static final Logger log = LoggerFactory.getLogger(MemberWatch.class);
 
   private final Vertx vertx;
@@ -63,7 +67,11 @@ final class MemberWatch {
   private final ConcurrentLinkedQueue<Watched> waiting = new ConcurrentLinkedQueue<>();
   private final Set<Watched> inFlight = ConcurrentHashMap.newKeySet();
   private final AtomicBoolean reading = new AtomicBoolean();
-  /** The members at the last read, kept while nothing is in flight (a node that left meanwhile is noticed next time). */
+  /** Told once departed nodes are dropped, while a server watches; null otherwise. */
+  private volatile Runnable onDropped;
+  /** The pending idle look's timer, or -1: a request that comes meanwhile has it read at once. */
+  private volatile long idleTimer = -1;
+  /** The members at the last read (a node that left between two reads is noticed at the second). */
   private volatile Set<String> known;
   /** Nodes that left and that the cluster manager still named among the address's consumers at the last look. */
   private volatile Set<String> departed = Set.of();
@@ -110,8 +118,36 @@ final class MemberWatch {
     }
     if (reading.compareAndSet(false, true)) {
       read();
+    } else {
+      hurry();
     }
     return now;
+  }
+
+  /**
+   * Reads the members while nothing is in flight too, until {@link #stop}, and runs {@code onDropped} (on a worker or
+   * a Vert.x context) each time departed nodes are dropped. Once; a later call only replaces {@code onDropped}.
+   */
+  void watchIdle(Runnable onDropped) {
+    this.onDropped = onDropped;
+    if (reading.compareAndSet(false, true)) {
+      read();
+    }
+  }
+
+  /** No more idle looks (the server has closed); requests in flight are still watched. */
+  void stop() {
+    onDropped = null;
+    hurry();
+  }
+
+  /** The idle look, if one is pending, now. */
+  private void hurry() {
+    long timer = idleTimer;
+    if (timer != -1 && vertx.cancelTimer(timer)) {
+      idleTimer = -1;
+      read();
+    }
   }
 
   /** {@code request} is answered (or failed). */
@@ -140,8 +176,19 @@ final class MemberWatch {
           .onComplete(ar -> stillNamed(ar.succeeded() ? ar.result() : Set.of()));
       })
       .onComplete(ar -> {
-        if (!inFlight.isEmpty()) {
+        if (!inFlight.isEmpty() || !departed.isEmpty()) {
           vertx.setTimer(POLL_MS, id -> read());
+          return;
+        }
+        if (onDropped != null) {
+          idleTimer = vertx.setTimer(IDLE_POLL_MS, id -> {
+            idleTimer = -1;
+            read();
+          });
+          // A request may have come before the timer was known: it could not hurry it.
+          if (!inFlight.isEmpty() || onDropped == null) {
+            hurry();
+          }
           return;
         }
         reading.set(false);
@@ -187,6 +234,10 @@ final class MemberWatch {
       suspectUntilNanos = System.nanoTime() + graceNanos;
       departed = Set.of();
       releaseWaiting();
+      Runnable report = onDropped;
+      if (report != null) {
+        report.run();
+      }
     }
     droppedAtLastLook = dropped;
   }

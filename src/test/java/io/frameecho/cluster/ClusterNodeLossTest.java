@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.frameecho.cluster.ClusterNodes.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -39,7 +40,7 @@ class ClusterNodeLossTest {
   private static final int REQUESTS = 8;
 
   /** Failures by cause and re-sends of one handler. */
-  private static final class Counting implements FrameEchoMetrics {
+  private static class Counting implements FrameEchoMetrics {
     final Map<EventBusFailure, AtomicInteger> failed = new ConcurrentHashMap<>();
     final AtomicInteger resent = new AtomicInteger();
 
@@ -122,6 +123,46 @@ class ClusterNodeLossTest {
         }
         failHandler.stopChecking();
         resendHandler.stopChecking();
+      }
+    } finally {
+      quiet.forEach(LogCapture::close);
+    }
+  }
+
+  @Test
+  void whenTheLastConsumersNodeGoesWhileNobodySendsTheHandlerSaysTheAddressHasNone() throws Exception {
+    String address = "idle.loss." + UUID.randomUUID();
+    List<LogCapture> quiet = new ArrayList<>();
+    try {
+      try (ClusterNodes cluster = new ClusterNodes()) {
+        Vertx nodeA = cluster.start(false);
+        Vertx nodeB = cluster.start(false);
+        await(nodeB.eventBus().<Buffer>consumer(address, m -> m.reply(m.body())).completion());
+        await(bothReachable(nodeA, address, 100));
+        Promise<Void> gone = Promise.promise();
+        Counting counting = new Counting() {
+          @Override
+          public void eventBusConsumer(boolean present) {
+            if (!present) {
+              gone.tryComplete();
+            }
+          }
+        };
+        EventBusHandler handler = new EventBusHandler(nodeA, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+          .setAddress(address).setTimeoutMs(5_000));
+        handler.countHeldBytes(counting, delta -> { }, bytes -> true);
+        assertTrue(await(handler.checkConsumer()), "B's consumer is found at start");
+
+        for (String logger : List.of("com.hazelcast", "io.vertx.spi.cluster.hazelcast", "io.vertx.core.impl.VertxImpl",
+          "io.frameecho.server.MemberWatch", "io.frameecho.server.EventBusHandler")) {
+          quiet.add(LogCapture.named(logger));
+        }
+        cluster.hazelcast(1).getLifecycleService().terminate();
+
+        await(gone.future());
+        assertFalse(handler.hasConsumer(), "readiness would say 503");
+        assertTrue(counting.failed.isEmpty(), "no request failed to tell it");
+        handler.stopChecking();
       }
     } finally {
       quiet.forEach(LogCapture::close);

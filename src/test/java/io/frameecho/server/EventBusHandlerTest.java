@@ -5,6 +5,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.eventbus.MessageConsumer;
 import io.vertx.core.eventbus.ReplyException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -59,6 +60,10 @@ class EventBusHandlerTest {
     final Promise<Void> zeroTwice = Promise.promise();
     int zeros;
     volatile Boolean consumer;
+    /** Completes when the handler first says the address has no consumer. */
+    final Promise<Void> consumerGone = Promise.promise();
+    /** Completes when it says the address has one again after that. */
+    final Promise<Void> consumerBack = Promise.promise();
 
     @Override
     public void eventBusAnswerFailed(EventBusFailure why) {
@@ -82,6 +87,11 @@ class EventBusHandlerTest {
     @Override
     public void eventBusConsumer(boolean present) {
       consumer = present;
+      if (!present) {
+        consumerGone.tryComplete();
+      } else if (consumerGone.future().isComplete()) {
+        consumerBack.tryComplete();
+      }
     }
 
     int failures(EventBusFailure why) {
@@ -319,5 +329,31 @@ class EventBusHandlerTest {
     members.consumers.set(java.util.Set.of("c"));
     assertEquals("answer to later", await(later).toString());
     assertEquals(0, metrics.failures(EventBusFailure.TIMEOUT));
+  }
+
+  @Test
+  void whenTheLastConsumersNodeLeavesWhileNothingIsInFlightTheHandlerSaysTheAddressHasNone() throws Exception {
+    String address = "idle.loss";
+    MessageConsumer<Buffer> consumer = vertx.eventBus().consumer(address, message -> message.reply(message.body()));
+    await(consumer.completion());
+    Members members = new Members();
+    EventBusHandler handler = new EventBusHandler(vertx, new HandlerOptions().setType(HandlerOptions.EVENT_BUS)
+      .setAddress(address).setTimeoutMs(5_000).setNodeLeftGraceMs(50), members);
+    handler.countHeldBytes(metrics, delta -> { }, bytes -> true);
+    assertTrue(await(handler.checkConsumer()), "the start-up probe finds the consumer");
+    await(members.read.future());
+
+    // Its node goes, and no request is sent: only the watch can notice.
+    await(consumer.unregister());
+    members.now.set(List.of("a", "c"));
+    await(metrics.consumerGone.future());
+    assertFalse(handler.hasConsumer());
+    assertTrue(metrics.failed.isEmpty(), "no request failed to tell it");
+
+    // A consumer again: the probes that follow find it.
+    await(vertx.eventBus().consumer(address, message -> message.reply(message.body())).completion());
+    await(metrics.consumerBack.future());
+    assertTrue(handler.hasConsumer());
+    handler.stopChecking();
   }
 }

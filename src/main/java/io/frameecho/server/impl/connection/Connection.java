@@ -62,9 +62,8 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
   private boolean frameUnderWay;
-  /** The book's {@code want_close}, with its reason (the first wins), and how far the close has gone. */
+  /** The book's {@code want_close}: why (the first reason wins, an IO error with it), how far the close has gone. */
   private CloseState close = CloseState.OPEN;
-  private Throwable ioError;
   /** The client shut down its sending side (or closed): answer what it sent, then close. */
   private boolean inputEnded;
   /** A byte has arrived: the client has begun its first request. */
@@ -231,10 +230,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
     } else {
       if (!close.decided()) {
-        ioError = error;
         log.wantClose(CloseReason.IO_ERROR, false);
       }
-      close = close.decide(CloseReason.IO_ERROR);
+      close = close.decideIoError(error);
       forceClose();
     }
   }
@@ -370,7 +368,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
     log.socketClosed(close.reason());
-    log.closed(close.reason(), ioError);
+    log.closed(close.reason(), close.ioError());
   }
 
   /** Closing for shutdown, every answer written, nothing read and dropped: the socket may move to a successor. */

@@ -19,9 +19,22 @@ class CloseStateTest {
   @Test
   void theFirstReasonWins() {
     CloseState state = CloseState.OPEN.decide(CloseReason.IDLE_TIMEOUT).decide(CloseReason.PROTOCOL_ERROR);
-    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IDLE_TIMEOUT, false, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IDLE_TIMEOUT, false, null, null), state);
     assertFalse(CloseState.OPEN.decided());
     assertTrue(state.decided());
+  }
+
+  @Test
+  void anIoErrorDecidesOnlyAsTheFirstReasonAndIsKeptToTheEnd() {
+    java.io.IOException reset = new java.io.IOException("Connection reset by peer");
+    CloseState failed = CloseState.OPEN.decideIoError(reset);
+    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IO_ERROR, false, null, reset), failed);
+    CloseState ended = failed.decide(CloseReason.IDLE_TIMEOUT).cut().ended(false);
+    assertEquals(CloseReason.IO_ERROR, ended.reason());
+    assertEquals(reset, ended.ioError(), "carried through every later step");
+    CloseState decidedBefore = CloseState.OPEN.decide(CloseReason.FRAME_TIMEOUT).decideIoError(reset);
+    assertEquals(CloseReason.FRAME_TIMEOUT, decidedBefore.reason());
+    assertNull(decidedBefore.ioError(), "an error after the reason was decided is not why it closed");
   }
 
   @Test
@@ -48,7 +61,7 @@ class CloseStateTest {
   @Test
   void anIdleCloseStaysIdleUnlessSomethingWasLost() {
     CloseState state = CloseState.OPEN.decideIdle();
-    assertEquals(new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, false, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, false, null, null), state);
     state = state.closeAsked();
     assertEquals(Stage.CLOSING_IDLE, state.stage());
     assertEquals(Ending.CLOSED_IDLE, state.ended(false).ending());

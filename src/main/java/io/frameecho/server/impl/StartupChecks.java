@@ -43,12 +43,16 @@ public final class StartupChecks {
    * then, if any internal is off, one WARN.
    */
   static void logInternalsOnce() {
-    if (INTERNALS_LOGGED.compareAndSet(false, true)) {
+    logInternalsOnce(INTERNALS_LOGGED, Internals.whatIsOff());
+  }
+
+  /** As above, {@code logged} telling whether it was said, {@code off} what is off (null for nothing). */
+  static void logInternalsOnce(AtomicBoolean logged, String off) {
+    if (logged.compareAndSet(false, true)) {
       log.info("running on Vert.x {}, Java {}", Internals.vertxVersion(), Runtime.version());
       if (log.isDebugEnabled()) {
         log.debug("{}", Internals.description());
       }
-      String off = Internals.whatIsOff();
       if (off != null) {
         log.warn("{}", off);
       }

@@ -1,10 +1,12 @@
 package io.frameecho.server.impl;
 
+import ch.qos.logback.classic.Level;
 import io.frameecho.server.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.TlsOptions;
+import io.frameecho.testkit.LogCapture;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServer;
@@ -14,6 +16,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -29,6 +32,25 @@ class StartupChecksTest {
   @Test
   void theServerLogsUnderTheFacadesName() {
     assertEquals(FrameEchoServer.class.getName(), FrameEchoServerImpl.LOGGER);
+  }
+
+  @Test
+  void whatIsOffIsSaidOnceInOneWarnHoweverManyServersStart() {
+    String off = "frame-echo runs without some of Netty's and Vert.x's internals, each lookup turning off only what it "
+      + "serves: the loop acceptor is off";
+    AtomicBoolean logged = new AtomicBoolean();
+    try (LogCapture log = LogCapture.of(FrameEchoServerImpl.LOGGER)) {
+      StartupChecks.logInternalsOnce(logged, off);
+      StartupChecks.logInternalsOnce(logged, off);
+      assertEquals(1, log.count(Level.WARN), "once per process");
+      assertEquals(1, log.count(Level.WARN, off), "the line as Internals made it");
+      assertEquals(1, log.count(Level.INFO), "the versions, once");
+    }
+    try (LogCapture log = LogCapture.of(FrameEchoServerImpl.LOGGER)) {
+      StartupChecks.logInternalsOnce(new AtomicBoolean(), null);
+      assertEquals(0, log.count(Level.WARN), "nothing off: no WARN");
+      assertEquals(1, log.count(Level.INFO));
+    }
   }
 
   @Test

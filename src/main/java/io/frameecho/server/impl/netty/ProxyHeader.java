@@ -50,10 +50,18 @@ public final class ProxyHeader {
   public static Future<SocketAddress> read(NetSocket socket) {
     NetSocketInternal internal = VertxLine.internal(socket);
     Channel channel = internal.channelHandlerContext().channel();
+    Future<SocketAddress> header = read(channel);
+    if (!header.isComplete()) {
+      VertxLine.FOUND.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
+    }
+    return header;
+  }
+
+  /** The channel's part of {@link #read(NetSocket)}: the header's handlers, placed before Vert.x's. */
+  static Future<SocketAddress> read(Channel channel) {
     if (!channel.isActive() || channel.pipeline().get("handler") == null) {
       return Future.failedFuture(new ClosedChannelException());
     }
-    VertxLine.FOUND.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
     Promise<SocketAddress> header = Promise.promise();
     channel.pipeline().addBefore("handler", GUARD, new Guard(header));
     channel.pipeline().addBefore("handler", DECODER, new HAProxyMessageDecoder());

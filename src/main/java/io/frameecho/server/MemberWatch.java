@@ -138,7 +138,11 @@ final class MemberWatch {
   /** No more idle looks (the server has closed); requests in flight are still watched. */
   void stop() {
     onDropped = null;
-    hurry();
+    long timer = idleTimer;
+    if (timer != -1 && vertx.cancelTimer(timer)) {
+      idleTimer = -1;
+      next();
+    }
   }
 
   /** The idle look, if one is pending, now. */
@@ -175,28 +179,31 @@ final class MemberWatch {
         return departed.isEmpty() ? Future.succeededFuture() : cluster.consumerNodes(address)
           .onComplete(ar -> stillNamed(ar.succeeded() ? ar.result() : Set.of()));
       })
-      .onComplete(ar -> {
-        if (!inFlight.isEmpty() || !departed.isEmpty()) {
-          vertx.setTimer(POLL_MS, id -> read());
-          return;
-        }
-        if (onDropped != null) {
-          idleTimer = vertx.setTimer(IDLE_POLL_MS, id -> {
-            idleTimer = -1;
-            read();
-          });
-          // A request may have come before the timer was known: it could not hurry it.
-          if (!inFlight.isEmpty() || onDropped == null) {
-            hurry();
-          }
-          return;
-        }
-        reading.set(false);
-        // A request may have come between the look and the flag: it found the flag still set.
-        if (!inFlight.isEmpty() && reading.compareAndSet(false, true)) {
-          read();
-        }
+      .onComplete(ar -> next());
+  }
+
+  /** After a look: the next one soon, later while idle and watched, or none (the flag cleared). */
+  private void next() {
+    if (!inFlight.isEmpty() || !departed.isEmpty()) {
+      vertx.setTimer(POLL_MS, id -> read());
+      return;
+    }
+    if (onDropped != null) {
+      idleTimer = vertx.setTimer(IDLE_POLL_MS, id -> {
+        idleTimer = -1;
+        read();
       });
+      // A request, or stop(), may have come before the timer was known: it could not cancel it.
+      if (!inFlight.isEmpty() || onDropped == null) {
+        hurry();
+      }
+      return;
+    }
+    reading.set(false);
+    // A request may have come between the look and the flag: it found the flag still set.
+    if (!inFlight.isEmpty() && reading.compareAndSet(false, true)) {
+      read();
+    }
   }
 
   private void compare(Set<String> now) {

@@ -68,6 +68,26 @@ class EchoWriterTest {
   }
 
   @Test
+  void eachWriteReleasesItsOwnBudgetWhenItIsWrittenInTheOrderMade() {
+    socket.completeAtOnce = false;
+    List<Integer> held = new ArrayList<>();
+    for (int i = 0; i < 9; i++) {
+      byte[] frame = frame("x".repeat(i * 7));
+      read(frame).forEach(this::request);
+      echo.readDone();
+      held.add(frame.length);
+    }
+    assertEquals(9, socket.writes.size(), "a write per read, none written yet");
+    long used = held.stream().mapToLong(Integer::longValue).sum();
+    assertEquals(used, budget.used());
+    for (int bytes : held) {
+      socket.completeOldestWrite();
+      used -= bytes;
+      assertEquals(used, budget.used(), "the oldest write releases what it held, no more");
+    }
+  }
+
+  @Test
   void theRunHoldsItsBudgetUntilWritten() {
     socket.completeAtOnce = false;
     read(A, B, C).forEach(this::request);

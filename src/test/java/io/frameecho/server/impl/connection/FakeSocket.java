@@ -89,6 +89,11 @@ final class FakeSocket implements ConnectionSocket {
     });
   }
 
+  /** Completes the oldest write not completed yet, as written. */
+  void completeOldestWrite() {
+    unfinished.remove(0).complete();
+  }
+
   /** The peer reads nothing more: what is queued stays queued (at least a byte), and a close's FIN does not go out. */
   void peerReadsNothing() {
     flushes = false;

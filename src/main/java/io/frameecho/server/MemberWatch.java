@@ -223,8 +223,12 @@ final class MemberWatch {
     departed = Collections.unmodifiableSet(all);
     suspectUntilNanos = System.nanoTime() + graceNanos;
     List<Watched> told = List.copyOf(inFlight);
-    log.info("cluster node(s) {} left: the {} event-bus request(s) in flight get {} ms to be answered, then fail or are "
-      + "sent again", left, told.size(), graceNanos / 1_000_000);
+    if (told.isEmpty()) {
+      log.info("cluster node(s) {} left, no event-bus request in flight", left);
+    } else {
+      log.info("cluster node(s) {} left: the {} event-bus request(s) in flight get {} ms to be answered, then fail or are "
+        + "sent again", left, told.size(), graceNanos / 1_000_000);
+    }
     for (Watched request : told) {
       request.context().runOnContext(v -> request.nodeLeft());
     }

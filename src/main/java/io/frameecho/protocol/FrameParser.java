@@ -374,7 +374,8 @@ public final class FrameParser implements Handler<Buffer> {
   /**
    * Memory for the source's next read to land in, while a frame that spans reads lacks {@code least} bytes or more
    * (a read's guess) and the parser reads: the part of the frame's memory those bytes go to, at most {@code most}
-   * bytes, so that they are not copied again. Null otherwise. The read must be the next one {@link #handle}d.
+   * bytes, and no more than {@code least} while the frame lacks more than one piece (1 MiB), so that they are not
+   * copied again. Null otherwise. The read must be the next one {@link #handle}d.
    */
   public ByteBuf landingFor(ByteBufAllocator alloc, int least, int most) {
     return state == State.READING_BODY && !paused && held == null ? partial.lend(alloc, least, most) : null;

@@ -128,8 +128,10 @@ final class PartialFrame {
   /**
    * Memory for the socket's next read inside a large frame: the unfilled part of the piece being filled, at most
    * {@code most} bytes and no more than the frame lacks, so that the kernel copies the bytes to where they stay and
-   * {@link #fill} keeps them where they landed. Null unless the frame lacks {@code least} bytes at least (a read's
-   * guess): a shorter read of its own would cost a system call that an ordinary read, taking the next frames too, saves.
+   * {@link #fill} keeps them where they landed. While the frame lacks more than a piece, the read takes no more than
+   * an ordinary one would ({@code least}, the read's guess); its last piece's worth may come in one read. Null unless
+   * the frame lacks {@code least} bytes at least: a shorter read of its own would cost a system call that an ordinary
+   * read, taking the next frames too, saves.
    */
   ByteBuf lend(ByteBufAllocator alloc, int least, int most) {
     if (!(frame instanceof CompositeByteBuf) || missing < least) {
@@ -138,7 +140,7 @@ final class PartialFrame {
     if (piece == null) {
       piece = alloc.ioBuffer(nextPieceSize(least));
     }
-    int length = Math.min(Math.min(piece.writableBytes(), missing), most);
+    int length = Math.min(Math.min(piece.writableBytes(), missing), missing > PIECE_SIZE ? Math.min(least, most) : most);
     if (length <= 0) {
       return null;
     }

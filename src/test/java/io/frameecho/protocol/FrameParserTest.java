@@ -586,6 +586,43 @@ class FrameParserTest {
     }
 
     /**
+     * While a large frame lacks more than a piece, a landed read takes no more than an ordinary read would (the
+     * read's guess): larger ones were slower with 32 MiB frames; the frame's last piece's worth may land in fewer,
+     * larger reads (a 1 MiB frame is nearly all last piece), never more than the budget's cap allows.
+     */
+    @Test
+    void aLandedReadTakesTheGuessUntilTheFramesLastPiece() {
+      FrameParser p = parser(4 * PIECE);
+      byte[] bytes = stream(new Random(7), 3 * PIECE);
+      int guess = 65_536;
+      int most = 3 * PIECE / 4;
+      int largestBefore = 0;
+      int largestInLastPiece = 0;
+      feed(p, bytes, 0, guess);
+      for (int at = guess; at < bytes.length; ) {
+        ByteBuf into = p.landingFor(alloc, guess, most);
+        if (into == null) {
+          int end = Math.min(bytes.length, at + guess);
+          feed(p, bytes, at, end);
+          at = end;
+          continue;
+        }
+        int n = into.writableBytes();
+        if (bytes.length - at > PIECE) {
+          largestBefore = Math.max(largestBefore, n);
+        } else {
+          largestInLastPiece = Math.max(largestInLastPiece, n);
+        }
+        into.writeBytes(bytes, at, n);
+        at += n;
+        p.handle(into);
+      }
+      assertReceivedAre(bytes, "whole");
+      assertTrue(largestBefore > 0 && largestBefore <= guess, "before the last piece: " + largestBefore);
+      assertTrue(largestInLastPiece > guess && largestInLastPiece <= most, "in the last piece: " + largestInLastPiece);
+    }
+
+    /**
      * Were reads ever handed over out of the order they were made in, the lent read's bytes would still not be
      * overwritten: a read that comes while a lent one is alive starts a new piece, and the lent one, when it comes,
      * is copied like any read.

@@ -115,12 +115,12 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   }
 
   /**
-   * A read of a large frame lands in the frame's memory, not copied there after; it takes what an ordinary read would
-   * ({@code guess}, within the budget's cap): a larger one held the socket longer per system call and was slower.
+   * A read of a large frame lands in the frame's memory, not copied there after, within the budget's cap; how much it
+   * takes beside the read's {@code guess} is the parser's rule ({@link FrameParser#landingFor}).
    */
   @Override
   public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
-    return close.decided() ? null : parser.landingFor(alloc, guess, Math.min(guess, readCap()));
+    return close.decided() ? null : parser.landingFor(alloc, guess, readCap());
   }
 
   // ---- handle_read: the socket's events ----

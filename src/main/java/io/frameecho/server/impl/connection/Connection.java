@@ -109,7 +109,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     order.join(place);
   }
 
-  /** The most the socket's next read may take (the budget's cap); asked only for reads larger than a small one. */
+  /** The most the socket's next read may take (the budget's cap), asked before each read. */
   int readCap() {
     return account.readCap(BudgetAccount.SMALL_READ);
   }

@@ -18,8 +18,8 @@ import java.util.function.IntSupplier;
 /**
  * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by what the budget allows the next read
  * ({@link BudgetAccount#readCap}): every connection still readable when the budget crosses its limit reads once more
- * before it pauses, so over the limit those reads must be small. Asked only for reads larger than a small one, on the
- * channel's event loop: the echo of small frames never asks. Set on each socket at accept ({@link #install}); the
+ * before it pauses, so over the limit those reads must be small: a small read, whatever the channel guessed. Asked on the
+ * channel's event loop, before each read. Set on each socket at accept ({@link #install}); the
  * connection's own cap, and where a large frame's read lands, once it is attached ({@link #capFor}).
  */
 public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
@@ -68,6 +68,19 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     this.cap = cap;
   }
 
+  /**
+   * A read's size, given the channel's {@code guess} and the most the budget lets it take: the guess within the cap, and,
+   * while the cap is a small read, a whole small read however little the guess. Why the floor: a connection asks the
+   * budget for a turn after each read that leaves its frame holding less than a small read, so a guess of a few bytes
+   * (a newcomer's first read is 2 KiB; a client of small frames shrinks it further) would cost a turn per read.
+   */
+  public static int readSize(int guess, IntSupplier cap) {
+    if (guess > SMALL_READ) {
+      return Math.min(guess, cap.getAsInt());
+    }
+    return guess < SMALL_READ && cap.getAsInt() <= SMALL_READ ? SMALL_READ : guess;
+  }
+
   /** Where a read may land instead of a buffer of its own: given the allocator and the read's guess, memory or null. */
   @FunctionalInterface
   public interface Landing {
@@ -105,9 +118,7 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
     @Override
     public int guess() {
-      int guess = delegate().guess();
-      // A read no larger than a small one is never capped: the echo of small frames does not ask.
-      return guess > SMALL_READ ? Math.min(guess, cap.getAsInt()) : guess;
+      return readSize(delegate().guess(), cap);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.server.impl.netty.CappedReads;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -312,9 +313,7 @@ final class SimSocket implements ConnectionSocket {
   private String read() {
     int guess = random.nextInt(4) == 0 ? 1 + random.nextInt(SimulationBounds.SMALL_READ)
       : 1 + random.nextInt(SimulationBounds.FULL_READ);
-    if (guess > SimulationBounds.SMALL_READ) {
-      guess = Math.min(guess, connection.readCap());
-    }
+    guess = CappedReads.readSize(guess, connection::readCap);
     // The channel reads on while a read fills what it guessed: over TLS too, where it reads raw bytes (the TLS layer
     // hands the connection whole records).
     lastReadFilled = kernelIn.size() >= guess;

@@ -47,13 +47,29 @@ class CappedReadsTest {
     small.set(false);
     assertEquals(grown, handle.guess());
 
-    // A connection's own cap: the end of the frame it completes, or no cap; a read of a small one's size is never capped.
+    // A connection's own cap: the end of the frame it completes, or no cap.
     AtomicInteger cap = new AtomicInteger(1000);
     reads.capWith(cap::get);
     assertEquals(1000, handle.guess());
     cap.set(Integer.MAX_VALUE);
     assertEquals(grown, handle.guess());
     channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void whileReadsAreSmallAGuessOfLessTakesAWholeSmallRead() {
+    AtomicBoolean small = new AtomicBoolean();
+    CappedReads reads = new CappedReads(new AdaptiveRecvByteBufAllocator(), small::get);
+    RecvByteBufAllocator.Handle handle = reads.newHandle();
+    int first = handle.guess();
+    assertTrue(first < CappedReads.SMALL_READ, "Netty's first guess " + first);
+    small.set(true);
+    assertEquals(CappedReads.SMALL_READ, handle.guess(), "a newcomer's first read over the limit takes a small read");
+    ByteBuf read = handle.allocate(UnpooledByteBufAllocator.DEFAULT);
+    assertEquals(CappedReads.SMALL_READ, read.writableBytes());
+    read.release();
+    small.set(false);
+    assertEquals(first, handle.guess(), "without the budget's cap the channel's own guess");
   }
 
   @Test

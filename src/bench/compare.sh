@@ -158,6 +158,10 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/${PIDS[$1]}/stat"; }
 # For a JVM, collect garbage first, so that RSS shows what is live rather than what awaits collection.
 settle_memory() { if command -v jcmd >/dev/null && jcmd "${PIDS[$1]}" GC.run >/dev/null 2>&1; then sleep 1; fi; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/${PIDS[$1]}/status"; }
+# Before a scenario's RSS is read, a JVM hands back the native memory it freed and glibc keeps (mostly the JIT compiler's
+# arenas: several MiB that differ from run to run of the same jar), as -XX:TrimNativeHeapInterval does in the systemd
+# unit; after the CPU time is read, so it costs the measurement nothing. RSS shows what the server holds.
+trim_native() { if command -v jcmd >/dev/null; then jcmd "${PIDS[$1]}" System.trim_native_heap >/dev/null 2>&1 || true; fi; }
 # The JVM's live objects (a class histogram collects garbage first), in KiB; 0 for a process without a JVM.
 live_heap_kib() {
   { jcmd "${PIDS[$1]}" GC.class_histogram 2>/dev/null || true; } | awk '/^Total/ {kib = int($3 / 1024)} END {print kib + 0}'
@@ -171,6 +175,7 @@ measure() { # server scenario round
     --json "$OUT/$server-$n-r$r.json" >"$OUT/$server-$n-r$r.txt" \
     || echo "  (measured run reported failures; see $OUT/$server-$n-r$r.txt)" >&2
   after=$(cpu_ticks "$server")
+  trim_native "$server"
   echo "{\"cpuTicks\": $((after - before)), \"clockTicks\": $(getconf CLK_TCK), \"rssKiB\": $(rss_kib "$server")}" \
     >"$OUT/$server-$n-r$r.server.json"
 }

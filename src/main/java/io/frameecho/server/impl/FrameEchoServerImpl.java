@@ -12,8 +12,6 @@ import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
-import io.frameecho.server.impl.netty.LoopAcceptor;
-import io.frameecho.server.impl.netty.NewcomerPresets;
 import io.frameecho.server.impl.ops.Operations;
 import io.frameecho.server.impl.ops.OperationsEndpoint;
 import io.frameecho.server.impl.shared.ConnectionLimits;
@@ -148,6 +146,9 @@ public final class FrameEchoServerImpl {
     }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
+    if (netOptions.getPort() == 0 && options.unixSocketAddress() == null) {
+      netOptions.setPort(limits.randomPort());
+    }
     operations.add(metrics, limits);
     readiness = new Readiness(requestHandler, limits, order, context, () -> shutdown != null);
     if (tls != null && limits.instances() > 1) {
@@ -158,7 +159,6 @@ public final class FrameEchoServerImpl {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
     proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
-    NewcomerPresets presets = NewcomerPresets.of(vertx, netOptions, options.unixSocketAddress() != null);
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
         if (proxyHeaders != null) {
@@ -169,7 +169,7 @@ public final class FrameEchoServerImpl {
           serve(socket, ip, null);
         }
       });
-    netServer = LoopAcceptor.create(vertx, context, netOptions, presets).connectHandler(this::accept);
+    netServer = vertx.createNetServer(netOptions).connectHandler(this::accept);
     SocketAddress unixSocket = options.unixSocketAddress();
     Supplier<Future<NetServer>> bind = () -> unixSocket == null ? netServer.listen()
       : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
@@ -320,10 +320,14 @@ public final class FrameEchoServerImpl {
     drain.begin();
     Future<?> ended = Future.all(unbound.future(), drain.allClosed());
     shutdown = (handover == null ? ended : handover.finishedWhen(ended)).map(v -> {
+      // One line for the deployment: its last instance to shut down says how every instance's connections ended.
+      long[] endings = limits.shutDown(drain.counts());
       detach();
-      log.info("frame-echo on {} shut down{}: {}{}",
-        options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
-        StopSignal.cause(), handover == null ? "" : handover.summary(drain.handedOver()), drain.summary());
+      if (endings != null) {
+        log.info("frame-echo on {} shut down{}: {}{}",
+          options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
+          StopSignal.cause(), handover == null ? "" : handover.summary(endings[4]), Drain.summary(endings));
+      }
       return null;
     });
     long timeout = options.getShutdownTimeoutMs();

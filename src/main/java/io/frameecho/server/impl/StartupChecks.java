@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What a server checks and says at start-up: its options checked before it binds (TLS files readable, a listen
- * address), its listening line, and once per process where the process is what it is about: the Vert.x internals in
- * use (and any that are off, with why), a reuseport restart that would reset queued connections, too few file
+ * address), its listening line, and once per process where the process is what it is about: the Vert.x and Java
+ * versions, a reuseport restart that would reset queued connections, too few file
  * descriptors for {@code maxConnections}. Any thread: its flags are process-wide.
  */
 public final class StartupChecks {
@@ -30,32 +30,17 @@ public final class StartupChecks {
   private static final Logger log = LoggerFactory.getLogger(FrameEchoServerImpl.LOGGER);
   /** Linux's switch that moves a closing listener's queued connections to another listener of its reuseport group. */
   private static final String TCP_MIGRATE_REQ = "/proc/sys/net/ipv4/tcp_migrate_req";
-  /** The internals lines are logged by the first server of the process only. */
-  private static final AtomicBoolean INTERNALS_LOGGED = new AtomicBoolean();
+  /** The versions line is logged by the first server of the process only. */
+  private static final AtomicBoolean VERSIONS_LOGGED = new AtomicBoolean();
   private static final AtomicBoolean MIGRATE_REQ_CHECKED = new AtomicBoolean();
 
   private StartupChecks() {
   }
 
-  /**
-   * Once per process: which Vert.x and Java run (INFO: what an operator names in a report; the transport and the
-   * limits are in each listening line); how frame-echo reads on this Vert.x at DEBUG (internals, for a developer);
-   * then, if any internal is off, one WARN.
-   */
-  static void logInternalsOnce() {
-    logInternalsOnce(INTERNALS_LOGGED, Internals.whatIsOff());
-  }
-
-  /** As above, {@code logged} telling whether it was said, {@code off} what is off (null for nothing). */
-  static void logInternalsOnce(AtomicBoolean logged, String off) {
-    if (logged.compareAndSet(false, true)) {
+  /** Once per process: which Vert.x and Java run (INFO: what an operator names in a report). */
+  static void logVersionsOnce() {
+    if (VERSIONS_LOGGED.compareAndSet(false, true)) {
       log.info("running on Vert.x {}, Java {}", Internals.vertxVersion(), Runtime.version());
-      if (log.isDebugEnabled()) {
-        log.debug("{}", Internals.description());
-      }
-      if (off != null) {
-        log.warn("{}", off);
-      }
     }
   }
 
@@ -200,7 +185,7 @@ public final class StartupChecks {
   /** What a server says once it listens on {@code address}: the internals once, the listening line, the warnings. */
   static void listening(Vertx vertx, FrameEchoOptions options, String address, boolean tls, RequestHandler handler,
                         long budgetLimit) {
-    logInternalsOnce();
+    logVersionsOnce();
     warnIfQueuedConnectionsDoNotMigrate(vertx, new NetServerOptions(options.getNetServerOptions()).isReusePort());
     logListening(options, address, tls, Internals.transportName(vertx), describeHandler(handler, options.getHandler()),
       budgetLimit);

@@ -35,21 +35,12 @@ class StartupChecksTest {
   }
 
   @Test
-  void whatIsOffIsSaidOnceInOneWarnHoweverManyServersStart() {
-    String off = "frame-echo runs without some of Netty's and Vert.x's internals, each lookup turning off only what it "
-      + "serves: the loop acceptor is off";
-    AtomicBoolean logged = new AtomicBoolean();
+  void theVersionsAreSaidOnceHoweverManyServersStart() {
     try (LogCapture log = LogCapture.of(FrameEchoServerImpl.LOGGER)) {
-      StartupChecks.logInternalsOnce(logged, off);
-      StartupChecks.logInternalsOnce(logged, off);
-      assertEquals(1, log.count(Level.WARN), "once per process");
-      assertEquals(1, log.count(Level.WARN, off), "the line as Internals made it");
-      assertEquals(1, log.count(Level.INFO), "the versions, once");
-    }
-    try (LogCapture log = LogCapture.of(FrameEchoServerImpl.LOGGER)) {
-      StartupChecks.logInternalsOnce(new AtomicBoolean(), null);
-      assertEquals(0, log.count(Level.WARN), "nothing off: no WARN");
-      assertEquals(1, log.count(Level.INFO));
+      StartupChecks.logVersionsOnce();
+      StartupChecks.logVersionsOnce();
+      assertTrue(log.count(Level.INFO) <= 1, "once per process (an earlier test's server may have said it)");
+      assertEquals(0, log.count(Level.WARN));
     }
   }
 

@@ -45,7 +45,7 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
    * ({@link #capFor}).
    */
   public static void install(NetSocket socket, BooleanSupplier small) {
-    ChannelConfig config = VertxLine.channelOf(socket).config();
+    ChannelConfig config = Sockets.channelOf(socket).config();
     config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
   }
 

@@ -7,12 +7,10 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.ssl.SslHandler;
@@ -23,7 +21,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.internal.net.NetSocketInternal;
 import io.vertx.core.net.NetSocket;
 import io.vertx.core.net.SocketAddress;
-import io.vertx.core.net.impl.VertxConnection;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -36,9 +33,8 @@ import java.util.function.Supplier;
  * under Vert.x's public {@link NetSocket} API for, and why the public API cannot do it (src/docs/EMBEDDING.md, "The
  * internal hooks", says the same for users):
  * <ul>
- *   <li><b>reads and writes of Netty buffers</b> ({@link VertxLine}): no copy of a read, none of a response that is
- *   a slice of one; writes through Vert.x's own write queue with a channel promise and one listener per connection,
- *   not a future per response ({@code VertxConnection.writeToChannel}, the same on 5.0 to 5.2);</li>
+ *   <li><b>reads and writes of Netty buffers</b> ({@link Sockets}): no copy of a read, none of a response that is
+ *   a slice of one; writes through Vert.x's own write queue ({@code writeMessage});</li>
  *   <li><b>demand</b> (the channel's {@code autoRead}): paused through the socket, Vert.x keeps reading into a queue
  *   of its own, which it does not release when the connection closes;</li>
  *   <li><b>byte-based writability</b> (the channel's water marks): Vert.x's {@code writeQueueFull()} counts messages,
@@ -61,16 +57,6 @@ public final class ChannelSocket implements ConnectionSocket {
   private final NetSocket socket;
   private final NetSocketInternal internal;
   private final Channel channel;
-  /**
-   * Vert.x's connection under the socket, to write with a channel promise: {@code writeMessage} makes a Vert.x promise,
-   * a channel promise around it and a future listener per write (about 90 bytes of garbage per response, measured);
-   * null where the socket is no {@code VertxConnection} or its context is not the channel's event loop (a promise's
-   * listener runs there).
-   */
-  private VertxConnection connection;
-  /** The listener of every write told through {@link #write(ByteBuf, Written)}, and the connection's listener it calls. */
-  private ChannelFutureListener onWritten;
-  private Written writtenTo;
   /** The client shut down its sending side. */
   private boolean inputShutdown;
   /** The FIN is out after the last response; reads are discarded until the client closes. */
@@ -84,7 +70,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
   private ChannelSocket(NetSocket socket) {
     this.socket = socket;
-    this.internal = VertxLine.internal(socket);
+    this.internal = Sockets.internal(socket);
     this.channel = internal.channelHandlerContext().channel();
   }
 
@@ -122,7 +108,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
       @Override
       public void deliverEarlyReads(Events events) {
-        HeldNewcomers.deliverEarlyReads(VertxLine.channelOf(socket), events);
+        HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), events);
       }
     };
   }
@@ -141,14 +127,11 @@ public final class ChannelSocket implements ConnectionSocket {
     EpollProbe.FOUND.forServer(attached.channel);
     Watch watch = attached.new Watch(context, events);
     attached.channel.pipeline().addBefore("handler", WATCH, watch);
-    if (watch.onChannelLoop && attached.internal instanceof VertxConnection vertxConnection) {
-      attached.connection = vertxConnection;
-    }
     socket.drainHandler(v -> events.writable());
     socket.closeHandler(v -> events.closed());
-    socket.shutdownHandler(VertxLine.anyArgument(() -> shutdownPacing.accept(events::shutdownRequested)));
+    socket.shutdownHandler(timeout -> shutdownPacing.accept(events::shutdownRequested));
     socket.exceptionHandler(events::failed);
-    VertxLine.FOUND.readNettyBuffers(attached.internal, bytes -> {
+    Sockets.readNettyBuffers(attached.internal, bytes -> {
       attached.allowHalfClosure(true);
       events.bytes(bytes);
     });
@@ -287,22 +270,6 @@ public final class ChannelSocket implements ConnectionSocket {
     return internal.writeMessage(bytes);
   }
 
-  /** Through Vert.x's write queue, as {@link #write(ByteBuf)}, told by one channel listener per connection. */
-  @Override
-  public void write(ByteBuf bytes, Written written) {
-    if (connection == null) {
-      ConnectionSocket.super.write(bytes, written);
-      return;
-    }
-    if (written != writtenTo) {
-      writtenTo = written;
-      onWritten = future -> written.written(future.isSuccess());
-    }
-    ChannelPromise promise = channel.newPromise();
-    promise.addListener(onWritten);
-    connection.writeToChannel(bytes, promise);
-  }
-
   /** Through Vert.x's public API. */
   @Override
   public Future<Void> write(Buffer bytes) {
@@ -397,18 +364,18 @@ public final class ChannelSocket implements ConnectionSocket {
 
   @Override
   public boolean resetByPeer() {
-    return EpollProbe.FOUND.tcpState(channel) == EpollProbe.TCP_CLOSE;
+    return TcpInfo.state(channel) == TcpInfo.TCP_CLOSE;
   }
 
   @Override
   public long msSinceDataSent() {
-    return EpollProbe.FOUND.msSinceDataSent(channel);
+    return TcpInfo.msSinceDataSent(channel);
   }
 
   @Override
   public boolean clientClosed() {
-    int state = EpollProbe.FOUND.tcpState(channel);
-    return state == EpollProbe.TCP_CLOSE_WAIT || state == EpollProbe.TCP_CLOSE;
+    int state = TcpInfo.state(channel);
+    return state == TcpInfo.TCP_CLOSE_WAIT || state == TcpInfo.TCP_CLOSE;
   }
 
   /**

@@ -7,7 +7,6 @@ import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.spi.cluster.ClusterManager;
 import io.vertx.core.spi.cluster.RegistrationInfo;
 
-import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -20,38 +19,18 @@ import java.util.stream.Collectors;
  */
 public final class ClusterView {
 
-  /** Why the view is off on this Vert.x line (its one internal looked up once), or null when it was found. */
-  static final String OFF = lookUp(VertxInternal.class);
-
   private final ClusterManager manager;
 
   private ClusterView(ClusterManager manager) {
     this.manager = manager;
   }
 
-  /**
-   * The view of {@code vertx}'s cluster; null when it is not clustered, or when this Vert.x line has no
-   * {@code clusterManager()} (then start-up says so once, through {@link Internals#whatIsOff()}).
-   */
+  /** The view of {@code vertx}'s cluster; null when it is not clustered. */
   public static ClusterView of(Vertx vertx) {
-    if (OFF != null || !vertx.isClustered() || !(vertx instanceof VertxInternal internal) || internal.clusterManager() == null) {
+    if (!vertx.isClustered() || !(vertx instanceof VertxInternal internal) || internal.clusterManager() == null) {
       return null;
     }
     return new ClusterView(internal.clusterManager());
-  }
-
-  /** Null when {@code vertxType} has {@code clusterManager()} returning a cluster manager; else what is off and why. */
-  static String lookUp(Class<?> vertxType) {
-    try {
-      Method method = vertxType.getMethod("clusterManager");
-      if (ClusterManager.class.isAssignableFrom(method.getReturnType())) {
-        return null;
-      }
-      return "the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: " + method + " returns no ClusterManager";
-    } catch (NoSuchMethodException | LinkageError e) {
-      return "the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: no " + vertxType.getSimpleName()
-        + ".clusterManager() (" + e + ")";
-    }
   }
 
   /** The members' node ids (the manager's call may block: ask on a worker). */

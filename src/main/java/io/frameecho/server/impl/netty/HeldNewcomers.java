@@ -38,9 +38,9 @@ public final class HeldNewcomers {
 
   /** Holds {@code socket}: set from the connect handler, before Netty's first read. */
   public static void hold(NetSocket socket) {
-    NetSocketInternal internal = VertxLine.internal(socket);
+    NetSocketInternal internal = Sockets.internal(socket);
     hold(internal.channelHandlerContext().channel());
-    VertxLine.FOUND.readNettyBuffers(internal, keepEarlyReads(internal.channelHandlerContext().channel()));
+    Sockets.readNettyBuffers(internal, keepEarlyReads(internal.channelHandlerContext().channel()));
     socket.exceptionHandler(e -> {
     });
   }
@@ -64,7 +64,7 @@ public final class HeldNewcomers {
 
   /** A held socket is served or turned away now: it reads again, unless its client has already shut its side. */
   public static void readAgain(NetSocket socket) {
-    readAgain(VertxLine.channelOf(socket));
+    readAgain(Sockets.channelOf(socket));
   }
 
   static void readAgain(Channel channel) {
@@ -78,7 +78,7 @@ public final class HeldNewcomers {
 
   /** Whether a socket not attached yet is still open (a held socket's client may have gone). */
   public static boolean isOpen(NetSocket socket) {
-    return VertxLine.channelOf(socket).isOpen();
+    return Sockets.channelOf(socket).isOpen();
   }
 
   /** The client shut its side while the socket was held. */

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * accepted yet is dropped (or, with {@code tcp_migrate_req}, moved to another listener of a reuseport group)
  * only when the listener closes. So the server stops the listener reading first: nothing more is accepted,
  * what the kernel holds stays queued until the close. <b>Threading:</b> its tasks run on the listener's event loop (Vert.x's
- * acceptor, or the server's own), touch only the listening channel, and report back on the server's context.
+ * acceptor), touch only the listening channel, and report back on the server's context.
  */
 public final class Listener {
 
@@ -32,7 +32,7 @@ public final class Listener {
 
   /** The listening channel {@code socket} was accepted by, or null (a socket with no parent). */
   public static Listener of(NetSocket socket) {
-    Channel parent = VertxLine.channelOf(socket).parent();
+    Channel parent = Sockets.channelOf(socket).parent();
     return parent == null ? null : new Listener(parent);
   }
 
@@ -65,7 +65,7 @@ public final class Listener {
   /**
    * Completes on {@code context} once every listener Vert.x has closed is unbound. Vert.x's close future completes
    * when Netty's does; on NIO the JDK then closes the socket only at its selector's next select, on the listener's
-   * event loop (Vert.x's acceptor, or a server's own event loop: {@link LoopAcceptor}). Netty moves due scheduled
+   * event loop (Vert.x's acceptor). Netty moves due scheduled
    * tasks to its queue only before a batch of tasks, after its IO pass, so a task scheduled from that event loop runs
    * after a select; two in a row, after two.
    */

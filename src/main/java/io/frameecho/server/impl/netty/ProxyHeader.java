@@ -48,11 +48,11 @@ public final class ProxyHeader {
    * or a {@link ClosedChannelException} if the client left first. An invalid header closes the socket.
    */
   public static Future<SocketAddress> read(NetSocket socket) {
-    NetSocketInternal internal = VertxLine.internal(socket);
+    NetSocketInternal internal = Sockets.internal(socket);
     Channel channel = internal.channelHandlerContext().channel();
     Future<SocketAddress> header = read(channel);
     if (!header.isComplete()) {
-      VertxLine.FOUND.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
+      Sockets.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
     }
     return header;
   }

@@ -45,13 +45,13 @@ public final class TlsUpgrade {
    * client would wait for an answer for ever. Here that upgrade fails and the socket closes.
    */
   public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
-    NetSocketInternal internal = VertxLine.internal(socket);
+    NetSocketInternal internal = Sockets.internal(socket);
     Channel channel = internal.channelHandlerContext().channel();
     Promise<Void> upgraded = Promise.promise();
     // Bytes a held socket read before the TLS handler existed (its client half-closed while it waited for a slot) are
     // TLS records no handler will see: dropped, and that handshake fails or times out.
     HeldNewcomers.releaseEarlyReads(channel);
-    VertxLine.FOUND.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
+    Sockets.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
     gateReading(channel, Vertx.currentContext(), upgraded);
     socket.upgradeToSsl(options).onComplete(upgrade -> {
       if (upgrade.succeeded()) {

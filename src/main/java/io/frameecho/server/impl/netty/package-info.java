@@ -5,7 +5,7 @@
  * ({@link io.frameecho.server.impl.netty.HeldNewcomers}), the TLS upgrade
  * ({@link io.frameecho.server.impl.netty.TlsUpgrade}), the listener
  * ({@link io.frameecho.server.impl.netty.Listener}), the server that accepts on its own event loop
- * ({@link io.frameecho.server.impl.netty.LoopAcceptor}), what it gives each socket before Netty registers it (its interest
+ * (X
  * set and keep-alive times: {@link io.frameecho.server.impl.netty.NewcomerPresets}), where the Vert.x lines differ
  * ({@link io.frameecho.server.impl.netty.VertxLine}), epoll's interest set and TCP_INFO
  * ({@link io.frameecho.server.impl.netty.EpollProbe}), the read sizes the budget caps

@@ -93,22 +93,6 @@ class ClusterViewTest {
     }
   }
 
-  @Test
-  void theLookupFindsTheManagerOnThisLineAndSaysWhatIsOffWhereItIsMissing() {
-    assertNull(ClusterView.lookUp(VertxInternal.class));
-    assertNull(ClusterView.OFF);
-    String missing = ClusterView.lookUp(Vertx.class);
-    assertTrue(missing.startsWith("the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: "
-      + "no Vertx.clusterManager() (java.lang.NoSuchMethodException"), missing);
-    String otherType = ClusterView.lookUp(WithAnotherClusterManager.class);
-    assertTrue(otherType.startsWith("the watch for departed cluster nodes (handler.nodeLeftGraceMs) is off: ")
-      && otherType.endsWith(" returns no ClusterManager"), otherType);
-  }
-
-  /** A line whose {@code clusterManager()} returns something else. */
-  public interface WithAnotherClusterManager {
-    Object clusterManager();
-  }
 
   private static Set<String> nodes(ClusterView view, String address) throws Exception {
     return view.consumerNodes(address).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -198,7 +198,7 @@ class ProxyHeaderTest {
         // Once the read that completed the header has been handed on whole, as a connection would be attached.
         context.runOnContext(v -> {
           StringBuilder kept = new StringBuilder(header.result().host() + "|");
-          HeldNewcomers.deliverEarlyReads(VertxLine.channelOf(socket), bytesTo(kept));
+          HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), bytesTo(kept));
           result.complete(kept.toString());
         });
       });

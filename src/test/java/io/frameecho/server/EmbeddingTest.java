@@ -109,6 +109,42 @@ class EmbeddingTest {
       .onComplete(ctx.succeedingThenComplete());
   }
 
+  /**
+   * Typed options and {@code setInstances(2)}, as EMBEDDING.md shows it (a supplier: Vert.x refuses one verticle object
+   * deployed twice): on port 0 both instances listen on one random port, both serve it, and undeploying says the
+   * deployment's shutdown in one line that counts every instance's connections.
+   */
+  @Test
+  void twoInstancesOnPortZeroListenOnOnePortAndSayOneShutdownLine(Vertx vertx, VertxTestContext ctx) {
+    List<RawConnection> opened = new ArrayList<>();
+    List<FrameEchoVerticle> instances = new ArrayList<>();
+    FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setDrainDelayMs(0);
+    LogCapture shutdownLog = LogCapture.of(io.frameecho.server.impl.FrameEchoServerImpl.LOGGER);
+    vertx.deployVerticle(() -> {
+        FrameEchoVerticle verticle = new FrameEchoVerticle(options);
+        synchronized (instances) {
+          instances.add(verticle);
+        }
+        return verticle;
+      }, new DeploymentOptions().setInstances(2))
+      .compose(id -> {
+        int port = instances.get(0).actualPort();
+        ctx.verify(() -> assertEquals(port, instances.get(1).actualPort(), "one port for the deployment"));
+        return openAndServe(vertx, port, 4, opened).compose(served -> {
+          ctx.verify(() -> assertEquals(List.of(true, true, true, true), served));
+          return vertx.undeploy(id);
+        });
+      })
+      .compose(v -> shutdownLog.awaitCount(ch.qos.logback.classic.Level.INFO, " shut down", 1))
+      .onComplete(ctx.succeeding(v -> ctx.verify(() -> {
+        assertEquals(1, shutdownLog.count(ch.qos.logback.classic.Level.INFO, " shut down"), "one shutdown line");
+        assertEquals(1, shutdownLog.count(ch.qos.logback.classic.Level.INFO, "0 connection(s) drained, 4 closed idle"),
+          "every instance's connections in it");
+        shutdownLog.close();
+        Future.all(opened.stream().map(RawConnection::close).toList()).onComplete(ctx.succeedingThenComplete());
+      })));
+  }
+
   /** Completes with whether something accepts a connection on the loopback {@code port}. */
   private static Future<Boolean> accepts(Vertx vertx, int port) {
     NetClient probe = vertx.createNetClient();

@@ -83,14 +83,14 @@ final class Drain<C> {
     return allClosed.future();
   }
 
-  /** Connections moved to a successor process. */
-  int handedOver() {
-    return handedOver;
+  /** How the connections ended: drained, closed idle, lost a request, cut, handed over. */
+  int[] counts() {
+    return new int[] {drained, closedIdle, lostRequest, cutCount, handedOver};
   }
 
-  /** For the shutdown line. */
-  String summary() {
-    return drained + " connection(s) drained, " + closedIdle + " closed idle, " + lostRequest + " lost a request, "
-      + cutCount + " cut";
+  /** For the shutdown line: {@code counts} in {@link #counts()}' order, of one server or of a deployment's. */
+  static String summary(long[] counts) {
+    return counts[0] + " connection(s) drained, " + counts[1] + " closed idle, " + counts[2] + " lost a request, "
+      + counts[3] + " cut";
   }
 }

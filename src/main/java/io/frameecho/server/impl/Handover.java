@@ -196,7 +196,7 @@ final class Handover {
   }
 
   /** For the shutdown line, before the drain's counts. */
-  String summary(int handedOver) {
+  String summary(long handedOver) {
     return successor == null ? "" : handedOver + " handed over to the successor on " + path + ", ";
   }
 

@@ -41,6 +41,14 @@ public final class ConnectionLimits implements Shareable {
   private final Map<HandshakeFailure, LogSummary.Cause> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
+  /** How the deployment's connections ended at shutdown, added up by its instances (see {@link #shutDown}). */
+  private final long[] endings = new long[5];
+  /** The servers that have added their endings. */
+  private int shutDown;
+  /** Where a process's deployments listen when asked for port 0: a negative port each, one random port Vert.x shares. */
+  private static final AtomicInteger RANDOM_PORTS = new AtomicInteger();
+  /** This deployment's own random port, as Vert.x names a random port shared by several servers; 0 without a deployment. */
+  private final int sharedRandomPort;
 
   /** The deployment whose instances share these limits, or null for a server of its own. */
   private final String deployment;
@@ -48,6 +56,7 @@ public final class ConnectionLimits implements Shareable {
   private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget,
                            Ticker ticker) {
     this.deployment = deployment;
+    this.sharedRandomPort = deployment == null ? 0 : -RANDOM_PORTS.incrementAndGet();
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = budget;
@@ -101,6 +110,26 @@ public final class ConnectionLimits implements Shareable {
       vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP)
         .computeIfPresent(deployment, (k, limits) -> limits == this && --limits.servers == 0 ? null : limits);
     }
+  }
+
+  /**
+   * The port a server asked to listen on port 0 listens on: for a deployment's instances, one random port they share
+   * (Vert.x shares a random port among the servers given the same negative port); 0 for a server of its own.
+   */
+  public int randomPort() {
+    return sharedRandomPort;
+  }
+
+  /**
+   * A server of the deployment has shut down, its connections having ended as {@code counts} say (in {@code Drain}'s
+   * order): the totals of every server once the last attached one has shut down, else null. The deployment's shutdown
+   * is said in one line, with every instance's connections.
+   */
+  public synchronized long[] shutDown(int[] counts) {
+    for (int i = 0; i < endings.length; i++) {
+      endings[i] += counts[i];
+    }
+    return ++shutDown >= servers ? endings.clone() : null;
   }
 
   public BufferBudget budget() {

@@ -66,6 +66,17 @@ public final class EmbeddingExamples {
     // end::deploy-by-name[]
   }
 
+  /**
+   * Typed options and N instances: a supplier, since Vert.x deploys one object once ("Same deployable supplied more
+   * than once" otherwise). On port 0 the instances share one free port.
+   */
+  public static Future<String> deployInstances(Vertx vertx, RequestHandler handler) {
+    // tag::deploy-instances[]
+    FrameEchoOptions options = new FrameEchoOptions().setPort(0).setMaxConnections(1_000);
+    return vertx.deployVerticle(() -> new FrameEchoVerticle(options, handler), new DeploymentOptions().setInstances(2));
+    // end::deploy-instances[]
+  }
+
   /** Application logic behind the frame protocol, deployed as a verticle. */
   public static Future<Integer> deployUpperCase(Vertx vertx) {
     // tag::request-handler[]

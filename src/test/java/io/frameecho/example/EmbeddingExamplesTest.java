@@ -65,6 +65,16 @@ class EmbeddingExamplesTest {
   }
 
   @Test
+  void typedOptionsWithTwoInstancesDeployThroughASupplier(Vertx vertx, VertxTestContext ctx) {
+    EmbeddingExamples.deployInstances(vertx, request -> io.vertx.core.Future.succeededFuture(request))
+      .onComplete(ctx.succeeding(id -> ctx.verify(() -> {
+        assertEquals(2, ((io.vertx.core.internal.VertxInternal) vertx).deploymentManager().deployment(id).deployment()
+          .instances().size(), "two instances");
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
   void theRequestHandlerAnswersUpperCase(Vertx vertx, VertxTestContext ctx) {
     EmbeddingExamples.deployUpperCase(vertx)
       .compose(port -> EmbeddingExamples.firstEcho(vertx, port))

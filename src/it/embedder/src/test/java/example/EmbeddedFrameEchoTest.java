@@ -13,7 +13,6 @@ import io.vertx.core.Promise;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.internal.VertxInternal;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import org.junit.jupiter.api.BeforeEach;
@@ -37,7 +36,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -352,31 +350,34 @@ class EmbeddedFrameEchoTest {
   }
 
   /**
-   * The server accepts on its verticle's event loop, on every line: with Vert.x's acceptor thread (which otherwise
-   * accepts each socket and hands it over) held busy, clients are still accepted and answered.
+   * Two instances deployed the Vert.x way (typed options need a supplier: Vert.x refuses one verticle object deployed
+   * twice) listen on one port, port 0 included, and Vert.x hands their connections to each instance in turn: two
+   * clients in a row are answered on two event loops.
    */
   @Test
-  void acceptsOnTheVerticlesOwnEventLoop(Vertx vertx) throws Exception {
-    CountDownLatch acceptorBusy = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    ((VertxInternal) vertx).acceptorEventLoopGroup().forEach(acceptor -> acceptor.execute(() -> {
-      acceptorBusy.countDown();
-      try {
-        release.await(SOCKET_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }));
+  void twoInstancesShareOnePortAndEachServesOnItsOwnEventLoop(Vertx vertx) throws Exception {
+    List<FrameEchoVerticle> instances = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RequestHandler whichLoop = request -> Future.succeededFuture(Buffer.buffer(Thread.currentThread().getName()));
+    FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0);
+    String id = await(vertx.deployVerticle(() -> {
+      FrameEchoVerticle verticle = new FrameEchoVerticle(options, whichLoop);
+      instances.add(verticle);
+      return verticle;
+    }, new DeploymentOptions().setInstances(2)));
     try {
-      assertTrue(acceptorBusy.await(SOCKET_TIMEOUT_MS, TimeUnit.MILLISECONDS));
-      for (int i = 0; i < 3; i++) {
-        try (Socket socket = connect()) {
-          sendAll(socket, List.of(bytes("accepted")));
-          assertArrayEquals(bytes("accepted"), readFrame(socket));
+      int shared = instances.get(0).actualPort();
+      assertEquals(shared, instances.get(1).actualPort(), "one port");
+      java.util.Set<String> loops = new java.util.HashSet<>();
+      for (int i = 0; i < 2; i++) {
+        try (Socket socket = new Socket("127.0.0.1", shared)) {
+          socket.setSoTimeout(SOCKET_TIMEOUT_MS);
+          sendAll(socket, List.of(bytes("which loop?")));
+          loops.add(new String(readFrame(socket), StandardCharsets.UTF_8));
         }
       }
+      assertEquals(2, loops.size(), "answered on: " + loops);
     } finally {
-      release.countDown();
+      await(vertx.undeploy(id));
     }
   }
 

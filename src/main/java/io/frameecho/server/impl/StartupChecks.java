@@ -37,10 +37,17 @@ public final class StartupChecks {
   private StartupChecks() {
   }
 
-  /** Once per process: which Vert.x and Java run (INFO: what an operator names in a report). */
+  /**
+   * Once per process: which Vert.x and Java run (INFO: what an operator names in a report), and, if the epoll
+   * workaround is off on this Netty, one WARN saying what that costs.
+   */
   static void logVersionsOnce() {
     if (VERSIONS_LOGGED.compareAndSet(false, true)) {
       log.info("running on Vert.x {}, Java {}", Internals.vertxVersion(), Runtime.version());
+      String off = Internals.whatIsOff();
+      if (off != null) {
+        log.warn("{}", off);
+      }
     }
   }
 

@@ -15,6 +15,11 @@ public final class Internals {
     return VertxInternal.version();
   }
 
+  /** Why the epoll interest-set workaround ({@link EpollProbe}) is off on this Netty, or null. */
+  public static String whatIsOff() {
+    return EpollProbe.FOUND.off();
+  }
+
   /** Whether {@code io.netty:netty-codec-haproxy}, which {@link ProxyHeader} needs, is on the class path. */
   public static boolean proxyCodecPresent() {
     try {

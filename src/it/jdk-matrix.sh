@@ -28,7 +28,7 @@ if [ ${#homes[@]} -eq 0 ]; then
   exit 0
 fi
 
-tests='PromisesTest,ProxyProtocolTest,StartupChecksTest,FrameEchoServerTest,PausedReadingTest,UnixSocketTest,TlsTest,VertxLineTest,EpollProbeTest'
+tests='PromisesTest,ProxyProtocolTest,StartupChecksTest,FrameEchoServerTest,PausedReadingTest,UnixSocketTest,TlsTest,EpollProbeTest'
 for home in "${homes[@]}"; do
   java="$home/bin/java"
   echo "== jdk-matrix: Java $(major "$home") ($home)"

@@ -1,6 +1,7 @@
 package io.frameecho.cli;
 
 import io.frameecho.client.FrameClient;
+import io.frameecho.client.ReconnectOptions;
 import io.frameecho.protocol.Frames;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -39,7 +40,9 @@ final class ClientCommand implements Callable<Integer> {
   int timeoutSeconds;
 
   @Option(names = "--resend", description = "the messages are idempotent: re-send those left unanswered when the server "
-    + "ends the stream gracefully (a restart), on a new connection, once")
+    + "closes or resets the connection (a restart), once on each new connection, trying to reconnect at once, then after "
+    + ReconnectOptions.DEFAULT_FIRST_DELAY_MS + " ms doubling up to " + ReconnectOptions.DEFAULT_MAX_DELAY_MS
+    + " ms, for up to " + ReconnectOptions.DEFAULT_DEADLINE_MS + " ms")
   boolean resend;
 
   @Mixin

@@ -1,6 +1,7 @@
 package io.frameecho.client;
 
 import io.frameecho.protocol.FrameParser;
+import io.frameecho.protocol.FramingException;
 import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.vertx.core.Context;
@@ -18,6 +19,7 @@ import io.vertx.core.net.SocketAddress;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A pipelining client of the frame protocol: the book's {@code send_req}/{@code read_res} with futures.
@@ -32,14 +34,16 @@ import java.util.List;
  * <p>
  * A server that restarts, or closes a connection it thinks idle, ends the stream gracefully (a FIN), possibly
  * with a request of yours on the way that it never read: the protocol has no "go away" message. When your requests
- * are idempotent, say so with {@link #resendIdempotent(boolean)}: the client then reconnects at once when the
- * server ends the stream and re-sends, in order, the requests it left unanswered (each at most once more). A reset
- * or a connection error still fails them: a request the server may have read is not sent twice unasked.
+ * are idempotent, say so with {@link #resendIdempotent(boolean)}: when the server then closes or resets a connection
+ * with requests unanswered, the client reconnects, trying again with growing waits while the server restarts
+ * ({@link #reconnectOptions(ReconnectOptions)}), and re-sends them in order on each new connection. Without it, a
+ * close or a reset fails them: a request the server may have read is not sent twice unasked.
  */
 public final class FrameClient {
 
-  /** How many times one request is re-sent after graceful ends of stream, at most. */
-  public static final int MAX_RESENDS = 1;
+  /** Why requests fail when the server closed their connection before answering anything, as frame-echo refuses one. */
+  private static final String REFUSED = "refused by the server: it closed the connection before answering anything "
+    + "(at maxConnections or maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)";
 
   /** Held, not just used: Vert.x closes a net client, with its sockets, once it is unreachable. */
   private final NetClient netClient;
@@ -52,8 +56,19 @@ public final class FrameClient {
   private NetSocket socket;
   /** Requests whose responses are still owed, oldest first; touched on {@link #context} only. */
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-  /** A new connection is being opened: requests wait in {@link #pending}, unwritten. */
+  /** The connection ended and a new one is being opened, or waited for: requests wait in {@link #pending}, unwritten. */
   private boolean reconnecting;
+  /** Tries to reconnect since a connection last answered: 0 when none is under way. */
+  private int attempts;
+  /** When the series of tries must stop ({@link System#nanoTime}). */
+  private long deadlineNanos;
+  /** The options the series of tries runs by, read when it began. */
+  private ReconnectOptions series;
+  /** The wait before the next try, or -1. */
+  private long retryTimer = -1;
+  private long reconnectAttempts;
+  /** {@link #closeHandler} has been told. */
+  private boolean ended;
   private Throwable failure;
   private long sent;
   private long answered;
@@ -61,6 +76,7 @@ public final class FrameClient {
   private long answeredHere;
   private long resent;
   private volatile boolean resendIdempotent;
+  private volatile ReconnectOptions reconnectOptions = ReconnectOptions.DEFAULTS;
   private volatile boolean closing;
   private volatile long requestTimeoutMs;
   private volatile Handler<Void> closeHandler;
@@ -70,7 +86,6 @@ public final class FrameClient {
     final Buffer payload;
     final Promise<Buffer> promise;
     boolean written;
-    int resends;
 
     Pending(Buffer payload, Promise<Buffer> promise) {
       this.payload = payload;
@@ -145,7 +160,7 @@ public final class FrameClient {
 
   private void start(NetSocket connection) {
     answeredHere = 0;
-    boolean[] failed = new boolean[1];
+    Throwable[] error = new Throwable[1];
     FrameParser parser = FrameParser.reading(connection, form, maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf frame) {
@@ -153,49 +168,91 @@ public final class FrameClient {
       }
 
       @Override
-      public void failed(Throwable error) {
-        failed[0] = true;
-        fail(new FrameClientException("connection failed: " + error.getMessage(), error));
+      public void failed(Throwable cause) {
+        // With re-sending on, a reset or a TLS failure ends the connection as an end of stream does: the application
+        // said a request may be answered twice. A response the client cannot read is the server's fault: it fails.
+        if (resendIdempotent && !closing && !(cause instanceof FramingException)) {
+          error[0] = cause;
+          connection.close();
+          return;
+        }
+        fail(new FrameClientException("connection failed: " + cause.getMessage(), cause));
       }
     });
     connection.closeHandler(v -> {
       parser.releaseBuffers();
-      if (!failed[0] && !closing && failure == null && resendIdempotent && reconnectToResend()) {
-        return;
-      }
-      fail(new FrameClientException(answeredHere == 0
-        ? "refused by the server: it closed the connection before answering anything (at maxConnections or "
-          + "maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)"
-        : "connection closed by the server"));
-      Handler<Void> handler = closeHandler;
-      if (handler != null) {
-        handler.handle(null);
+      String why = error[0] != null ? "connection failed: " + error[0].getMessage()
+        : answeredHere == 0 ? REFUSED : "connection closed by the server";
+      if (failure == null && !closing && resendIdempotent && unanswered()) {
+        retry(why, error[0]);
+      } else {
+        end(new FrameClientException(why, error[0]));
       }
     });
   }
 
-  /**
-   * The server ended the stream gracefully and requests are idempotent: a new connection, on which the requests
-   * left unanswered are re-sent in order. False when one of them has been re-sent {@link #MAX_RESENDS} times already.
-   */
-  private boolean reconnectToResend() {
+  /** Whether a request is still owed a response (one that timed out is not). */
+  private boolean unanswered() {
     for (Pending request : pending) {
-      if (request.written && request.resends >= MAX_RESENDS && !request.promise.future().isComplete()) {
-        return false;
+      if (!request.promise.future().isComplete()) {
+        return true;
       }
     }
+    return false;
+  }
+
+  /**
+   * The connection ended, for {@code why}, with requests unanswered, or a try to reconnect failed: the next try, at
+   * once when this begins a series, else after the options' wait, clipped to the series' deadline; past it, the
+   * requests fail.
+   */
+  private void retry(String why, Throwable cause) {
     reconnecting = true;
+    long now = System.nanoTime();
+    if (attempts == 0) {
+      series = reconnectOptions;
+      deadlineNanos = now + TimeUnit.MILLISECONDS.toNanos(series.deadlineMs());
+    } else if (now - deadlineNanos >= 0) {
+      end(new FrameClientException("gave up re-sending after " + attempts + " attempt(s) to reconnect within "
+        + series.deadlineMs() + " ms (reconnectOptions); the last failed: " + why, cause));
+      return;
+    }
+    long delayMs = Math.min(series.delayBefore(attempts + 1), TimeUnit.NANOSECONDS.toMillis(deadlineNanos - now));
+    if (delayMs <= 0) {
+      reconnect(why, cause);
+    } else {
+      retryTimer = context.owner().setTimer(delayMs, id -> {
+        retryTimer = -1;
+        reconnect(why, cause);
+      });
+    }
+  }
+
+  /** One try: a new connection, on which the requests left unanswered are re-sent in order. */
+  private void reconnect(String why, Throwable cause) {
+    if (failure != null) {
+      return;
+    }
+    // Every request left has timed out meanwhile: nothing to re-send, so the connection's end stands.
+    if (!unanswered()) {
+      end(new FrameClientException(why, cause));
+      return;
+    }
+    attempts++;
+    reconnectAttempts++;
     netClient.connect(server).onComplete(ar -> {
-      reconnecting = false;
-      if (ar.failed()) {
-        fail(new FrameClientException("connection closed by the server, and reconnecting to re-send failed: "
-          + ar.cause().getMessage(), ar.cause()));
-        Handler<Void> handler = closeHandler;
-        if (handler != null) {
-          handler.handle(null);
+      if (failure != null || closing) {
+        if (ar.succeeded()) {
+          ar.result().close();
         }
+        end(new FrameClientException("the client was closed while it reconnected to re-send"));
         return;
       }
+      if (ar.failed()) {
+        retry("reconnecting failed: " + ar.cause().getMessage(), ar.cause());
+        return;
+      }
+      reconnecting = false;
       socket = ar.result();
       start(socket);
       List<Pending> again = new ArrayList<>(pending);
@@ -206,13 +263,11 @@ public final class FrameClient {
           continue;
         }
         if (request.written) {
-          request.resends++;
           resent++;
         }
         write(request);
       }
     });
-    return true;
   }
 
   /**
@@ -230,11 +285,23 @@ public final class FrameClient {
 
   /**
    * {@code true}: the application's requests are idempotent (answering one twice does no harm), so those left
-   * unanswered when the server ends the stream gracefully (a FIN: a restart, an idle close) are re-sent on a new
-   * connection, opened at once; each at most {@link #MAX_RESENDS} time(s). Off by default: the requests fail.
+   * unanswered when the server closes or resets the connection (a restart, an idle close) are re-sent, in order, on a
+   * new connection, once on each; the client tries to reconnect as {@link #reconnectOptions(ReconnectOptions)} says,
+   * and the requests fail, with the last reason and the number of tries, only when its deadline has passed. A
+   * connection that ends with nothing unanswered is not replaced: {@link #closeHandler} is told. Off by default: the
+   * requests fail with the connection.
    */
   public FrameClient resendIdempotent(boolean idempotent) {
     this.resendIdempotent = idempotent;
+    return this;
+  }
+
+  /**
+   * How to reconnect to re-send ({@link #resendIdempotent}): {@link ReconnectOptions#DEFAULTS} unless set. Applies to
+   * the next connection that ends.
+   */
+  public FrameClient reconnectOptions(ReconnectOptions options) {
+    this.reconnectOptions = java.util.Objects.requireNonNull(options, "options");
     return this;
   }
 
@@ -302,8 +369,25 @@ public final class FrameClient {
     }
     answered++;
     answeredHere++;
+    // The connection serves: a later end begins a new series of tries.
+    attempts = 0;
     // A request that timed out has failed already: its late response is dropped.
     request.promise.tryComplete(payload);
+  }
+
+  /** The client's last connection is gone for good: its requests fail, and {@link #closeHandler} is told once. */
+  private void end(FrameClientException error) {
+    reconnecting = false;
+    if (retryTimer != -1) {
+      context.owner().cancelTimer(retryTimer);
+      retryTimer = -1;
+    }
+    fail(error);
+    Handler<Void> handler = closeHandler;
+    if (!ended && handler != null) {
+      handler.handle(null);
+    }
+    ended = true;
   }
 
   private void fail(FrameClientException error) {
@@ -322,14 +406,24 @@ public final class FrameClient {
     return sent;
   }
 
-  /** Requests re-sent after the server ended the stream gracefully ({@link #resendIdempotent}). */
+  /** Requests re-sent on a new connection ({@link #resendIdempotent}): once for each connection a request went on again. */
   public long requestsResent() {
     return resent;
   }
 
-  /** Closes the connection; pending requests fail. */
+  /** Tries to reconnect to re-send so far ({@link #resendIdempotent}), failed or not. */
+  public long reconnectAttempts() {
+    return reconnectAttempts;
+  }
+
+  /** Closes the connection; pending requests fail, as they do while the client waits to reconnect. */
   public Future<Void> close() {
     closing = true;
+    context.runOnContext(v -> {
+      if (retryTimer != -1) {
+        end(new FrameClientException("the client was closed while it waited to reconnect to re-send"));
+      }
+    });
     return netClient.close();
   }
 }

@@ -1,33 +1,47 @@
 package io.frameecho.client;
 
+import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
+import io.frameecho.protocol.Frames;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.RefusedPort;
+import io.frameecho.testkit.TestKeyStores;
+import io.netty.buffer.ByteBuf;
 import io.vertx.junit5.Checkpoint;
 import io.vertx.core.Promise;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.NetClientOptions;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.PfxOptions;
+import io.vertx.core.net.ServerSSLOptions;
 import io.vertx.junit5.Timeout;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.junit5.VertxTestContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntUnaryOperator;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
@@ -39,6 +53,21 @@ class FrameClientTest {
   /** So does the rejection over maxConnections a test causes. */
   @RegisterExtension
   final LogCapture limitsLog = LogCapture.named("io.frameecho.server.impl.ConnectionLimits");
+
+  /** Key stores for the TLS tests, made once (keytool is slow), and a server key pair the client does not trust. */
+  private static TestKeyStores stores;
+  private static Path untrusted;
+
+  @BeforeAll
+  static void makeStores() throws Exception {
+    stores = TestKeyStores.create();
+    untrusted = stores.newServerStore("untrusted");
+  }
+
+  @AfterAll
+  static void deleteStores() throws Exception {
+    stores.delete();
+  }
 
   static Future<Integer> echoServer(Vertx vertx, int maxFrameSize) {
     return FrameEchoServer.create(vertx, new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setMaxFrameSize(maxFrameSize))
@@ -288,16 +317,196 @@ class FrameClientTest {
       })));
   }
 
+  /** Re-sent on each new connection until the deadline: then it fails, naming the last reason and the tries. */
   @Test
-  void aRequestIsResentOnceAtMost(Vertx vertx, VertxTestContext ctx) {
+  void aRequestIsResentOnEachNewConnectionUntilTheDeadline(Vertx vertx, VertxTestContext ctx) {
     List<Integer> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
     closingServer(vertx, Integer.MAX_VALUE, seen)
       .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort()))
-      .compose(client -> client.resendIdempotent(true).request(Buffer.buffer("never")).eventually(client::close))
-      .onComplete(ctx.failing(e -> ctx.verify(() -> {
-        assertInstanceOf(FrameClientException.class, e);
-        assertEquals(List.of(0, 1), seen, "sent, re-sent once, then failed");
-        ctx.completeNow();
-      })));
+      .onComplete(ctx.succeeding(client -> client.resendIdempotent(true).reconnectOptions(new ReconnectOptions(1, 10, 200))
+        .request(Buffer.buffer("never")).onComplete(ctx.failing(e -> ctx.verify(() -> {
+          assertInstanceOf(FrameClientException.class, e);
+          long tries = client.reconnectAttempts();
+          assertTrue(tries >= 1, "tried at least once: " + tries);
+          assertTrue(e.getMessage().startsWith("gave up re-sending after " + tries + " attempt(s) to reconnect within 200 ms"),
+            e.getMessage());
+          assertTrue(e.getMessage().contains("refused by the server"), "the last reason: " + e.getMessage());
+          assertEquals(tries, client.requestsResent(), "once on each new connection");
+          List<Integer> eachConnection = new ArrayList<>();
+          for (int i = 0; i <= tries; i++) {
+            eachConnection.add(i);
+          }
+          assertEquals(eachConnection, seen, "sent on the first connection, then once on each new one");
+          client.close().onComplete(ctx.succeedingThenComplete());
+        })))));
+  }
+
+  /** Refuses a connection: closes it as it is accepted. */
+  private static final int REFUSE = -1;
+
+  /**
+   * A server of echoes whose {@code n}-th connection ({@code connections} counts them) answers
+   * {@code script.applyAsInt(n)} frames and closes when the next arrives (so a request is left unanswered), or is closed
+   * as it is accepted ({@link #REFUSE}): a server restarting, as an idempotent client meets it.
+   */
+  private static Future<NetServer> scriptedServer(Vertx vertx, NetServerOptions options, IntUnaryOperator script,
+                                                  AtomicInteger connections) {
+    return vertx.createNetServer(options).connectHandler(socket -> {
+      int answers = script.applyAsInt(connections.getAndIncrement());
+      if (answers == REFUSE) {
+        socket.close();
+        return;
+      }
+      int[] left = {answers};
+      FrameParser.reading(socket, 1 << 20, new FrameParser.Listener() {
+        @Override
+        public void frame(ByteBuf frame) {
+          Buffer payload = Frames.payload(frame);
+          if (left[0] == 0) {
+            socket.close();
+          } else if (left[0] > 0) {
+            left[0]--;
+            socket.write(Frames.frame(payload));
+          }
+        }
+
+        @Override
+        public void failed(Throwable error) {
+        }
+      });
+    }).listen(0, "127.0.0.1");
+  }
+
+  /** Ten requests, the first two answered, then three connections refused: all answered, in order, on the fifth. */
+  private static Future<Void> ridesThroughRefusedReconnects(Vertx vertx, VertxTestContext ctx,
+                                                           NetServerOptions serverOptions, NetClientOptions clientOptions) {
+    AtomicInteger connections = new AtomicInteger();
+    List<Buffer> requests = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      requests.add(Buffer.buffer("request-" + i));
+    }
+    boolean[] told = new boolean[1];
+    return scriptedServer(vertx, serverOptions, n -> n == 0 ? 2 : n <= 3 ? REFUSE : Integer.MAX_VALUE, connections)
+      .compose(server -> FrameClient.connect(vertx, clientOptions, "127.0.0.1", server.actualPort(), 1 << 20)
+        .compose(client -> {
+          client.resendIdempotent(true).reconnectOptions(new ReconnectOptions(1, 20, 20_000)).closeHandler(v -> told[0] = true);
+          List<Future<Buffer>> answers = new ArrayList<>();
+          requests.forEach(r -> answers.add(client.request(r)));
+          return Future.all(answers).map(all -> {
+            ctx.verify(() -> {
+              assertEquals(requests, all.<Buffer>list(), "nothing lost, order kept");
+              assertEquals(4, client.reconnectAttempts(), "three refused, the fourth served");
+              assertEquals(5, connections.get());
+              // Eight at least were left when the first connection closed: each re-sent on each of four connections.
+              assertTrue(client.requestsResent() >= 4 * 8, "re-sent " + client.requestsResent());
+              assertEquals(10, client.requestsSent());
+              assertFalse(told[0], "the client is still connected");
+            });
+            return client;
+          });
+        })
+        .compose(client -> client.close().compose(v -> server.close())));
+  }
+
+  @Test
+  void idempotentRequestsRideThroughRefusedReconnectsInOrder(Vertx vertx, VertxTestContext ctx) {
+    ridesThroughRefusedReconnects(vertx, ctx, new NetServerOptions(), new NetClientOptions().setTcpNoDelay(true))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void overTlsIdempotentRequestsRideThroughRefusedReconnectsInOrder(Vertx vertx, VertxTestContext ctx) {
+    ridesThroughRefusedReconnects(vertx, ctx, tlsServer(stores.serverStore()), tlsClient())
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  /**
+   * A restart that never comes back with a certificate the client trusts: each try's handshake fails, and at the
+   * deadline the requests fail with the handshake's failure and the number of tries.
+   */
+  @Test
+  void failedHandshakesAreRetriedUntilTheDeadlineThenTheRequestsFailSayingWhy(Vertx vertx, VertxTestContext ctx) {
+    AtomicInteger connections = new AtomicInteger();
+    scriptedServer(vertx, tlsServer(stores.serverStore()), n -> n == 0 ? 1 : Integer.MAX_VALUE, connections)
+      .compose(server -> FrameClient.connect(vertx, tlsClient(), "127.0.0.1", server.actualPort(), 1 << 20)
+        // The connection made goes on; new ones meet a certificate the client does not trust.
+        .compose(client -> server.updateSSLOptions(new ServerSSLOptions().setKeyCertOptions(pfx(untrusted))).map(client))
+        .compose(client -> {
+          client.resendIdempotent(true).reconnectOptions(new ReconnectOptions(1, 20, 300));
+          Future<Buffer> first = client.request(Buffer.buffer("one"));
+          Future<Buffer> second = client.request(Buffer.buffer("two"));
+          return Future.join(first, second).transform(ar -> {
+            ctx.verify(() -> {
+              assertEquals("one", first.result().toString());
+              long tries = client.reconnectAttempts();
+              String message = second.cause().getMessage();
+              assertTrue(tries >= 1, "tried at least once: " + tries);
+              assertTrue(message.startsWith("gave up re-sending after " + tries + " attempt(s)"), message);
+              assertTrue(message.contains("reconnecting failed: "), message);
+              assertTrue(causes(second.cause()).stream().anyMatch(javax.net.ssl.SSLException.class::isInstance),
+                "the handshake's failure is the cause: " + causes(second.cause()));
+              assertEquals(1, connections.get(), "no handshake completed after the first");
+            });
+            return client.close().compose(v -> server.close());
+          });
+        }))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  /** A reset is re-sent past like an end of stream when the application said its requests are idempotent. */
+  @Test
+  void withResendingARequestLeftByAResetIsResent(Vertx vertx, VertxTestContext ctx) {
+    AtomicInteger connections = new AtomicInteger();
+    // Linger 0: the server's close is a reset.
+    scriptedServer(vertx, new NetServerOptions().setSoLinger(0), n -> n == 0 ? 0 : Integer.MAX_VALUE, connections)
+      .compose(server -> FrameClient.connect(vertx, "127.0.0.1", server.actualPort())
+        .compose(client -> {
+          client.resendIdempotent(true);
+          List<Future<Buffer>> answers = List.of(client.request(Buffer.buffer("a")), client.request(Buffer.buffer("b")),
+            client.request(Buffer.buffer("c")));
+          return Future.all(answers).map(all -> {
+            ctx.verify(() -> {
+              assertEquals(List.of(Buffer.buffer("a"), Buffer.buffer("b"), Buffer.buffer("c")), all.<Buffer>list());
+              assertEquals(1, client.reconnectAttempts());
+              assertEquals(3, client.requestsResent());
+              assertEquals(2, connections.get());
+            });
+            return client;
+          });
+        })
+        .compose(client -> client.close().compose(v -> server.close())))
+      .onComplete(ctx.succeedingThenComplete());
+  }
+
+  @Test
+  void reconnectOptionsAreChecked() {
+    assertEquals(0, ReconnectOptions.DEFAULTS.delayBefore(1), "the first try at once");
+    assertEquals(List.of(50L, 100L, 200L, 400L, 800L, 1000L, 1000L),
+      java.util.stream.IntStream.rangeClosed(2, 8).mapToObj(ReconnectOptions.DEFAULTS::delayBefore).toList());
+    assertEquals(Long.MAX_VALUE, new ReconnectOptions(1, Long.MAX_VALUE, 0).delayBefore(200), "no overflow");
+    assertThrows(IllegalArgumentException.class, () -> new ReconnectOptions(0, 10, 10));
+    assertThrows(IllegalArgumentException.class, () -> new ReconnectOptions(20, 10, 10));
+    assertThrows(IllegalArgumentException.class, () -> new ReconnectOptions(1, 10, -1));
+  }
+
+  private static PfxOptions pfx(Path store) {
+    return new PfxOptions().setPath(store.toString()).setPassword(TestKeyStores.PASSWORD);
+  }
+
+  private static NetServerOptions tlsServer(Path store) {
+    return new NetServerOptions().setSsl(true).setKeyCertOptions(pfx(store));
+  }
+
+  private static NetClientOptions tlsClient() {
+    return new NetClientOptions().setTcpNoDelay(true).setSsl(true).setHostnameVerificationAlgorithm("")
+      .setTrustOptions(pfx(stores.clientTrust()));
+  }
+
+  private static List<Throwable> causes(Throwable error) {
+    List<Throwable> chain = new ArrayList<>();
+    for (Throwable t = error; t != null && !chain.contains(t); t = t.getCause()) {
+      chain.add(t);
+    }
+    return chain;
   }
 }

@@ -174,11 +174,8 @@ public final class FrameEchoServerImpl {
     Supplier<Future<NetServer>> bind = () -> unixSocket == null ? netServer.listen()
       : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
-    Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind);
+    Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind, netOptions, admission::accept);
     return bound.onFailure(e -> detach()).map(s -> {
-      if (listener == null && handover != null) {
-        listener = handover.listener();
-      }
       operations.listening();
       operations.roomCheck(readiness);
       if (handshakes != null) {
@@ -338,6 +335,9 @@ public final class FrameEchoServerImpl {
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
     (handover == null ? stopped : handover.successorFoundWhen(stopped)).onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
+      if (handover != null) {
+        closing = Future.all(closing, handover.shutdownAdopted(timeout)).mapEmpty();
+      }
       if (listener != null) {
         listener.resumeIfOpen();
       }

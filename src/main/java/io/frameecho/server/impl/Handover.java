@@ -3,12 +3,14 @@ package io.frameecho.server.impl;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.netty.Adoption;
 import io.frameecho.server.impl.netty.Internals;
-import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.netty.Successor;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.Handler;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
 import io.vertx.core.shareddata.LocalMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,10 +84,11 @@ final class Handover {
 
   /**
    * Binds the server with handover: the path checked ({@link #checkPath}), then {@code bind} (the server's port), then
-   * a predecessor's connections adopted into the bound server ({@link #adoptInto}).
+   * a predecessor's connections adopted ({@link #adoptInto}), each reaching {@code adopted} as a socket accepted with
+   * {@code options}.
    */
-  Future<NetServer> bind(Supplier<Future<NetServer>> bind) {
-    return checkPath().compose(v -> bind.get()).compose(server -> adoptInto(server).map(server));
+  Future<NetServer> bind(Supplier<Future<NetServer>> bind, NetServerOptions options, Handler<NetSocket> adopted) {
+    return checkPath().compose(v -> bind.get()).compose(server -> adoptInto(options, adopted).map(server));
   }
 
   /**
@@ -106,16 +109,16 @@ final class Handover {
   }
 
   /**
-   * Listens at the path for a predecessor's connections, which enter {@code server}'s listener. Where that fails, the
-   * server runs without adopting, and says why.
+   * Listens at the path for a predecessor's connections, which reach {@code adopted}. Where that fails, the server runs
+   * without adopting, and says why.
    */
-  private Future<Void> adoptInto(NetServer server) {
+  private Future<Void> adoptInto(NetServerOptions options, Handler<NetSocket> adopted) {
     Path target = Path.of(path);
     Path own = Path.of(path + "." + ProcessHandle.current().pid() + "-" + BINDS.incrementAndGet());
     return vertx.executeBlocking(() -> {
       Files.deleteIfExists(own);
       return uid();
-    }).compose(uid -> Adoption.listen(server, own.toString(), uid))
+    }).compose(uid -> Adoption.listen(vertx, options, adopted, own.toString(), uid))
       .compose(adopting -> {
         adoption = adopting;
         return vertx.executeBlocking(() -> {
@@ -132,15 +135,16 @@ final class Handover {
         log.warn("handoverSocket {}: this server adopts no predecessor's connections: {}", path, e.getMessage());
         if (adoption != null) {
           adoption.close();
+          adoption.closeAdopted();
           adoption = null;
         }
         return Future.succeededFuture();
       });
   }
 
-  /** The listener adopted sockets enter, or null when none adopts here. */
-  Listener listener() {
-    return adoption == null ? null : adoption.listener();
+  /** Vert.x's shutdown of the adopted connections, beside the frame server's own. */
+  Future<Void> shutdownAdopted(long timeoutMs) {
+    return adoption == null ? Future.succeededFuture() : adoption.shutdownAdopted(timeoutMs);
   }
 
   /**
@@ -208,6 +212,7 @@ final class Handover {
     Future<Void> linkClosed = successor == null ? Future.succeededFuture() : successor.close(vertx, ACKNOWLEDGED_WITHIN_MS);
     if (adoption != null) {
       adoption.close();
+      adoption.closeAdopted();
       adoption = null;
     }
     if (ownInode != null) {

@@ -18,13 +18,18 @@ import io.netty.channel.unix.PeerCredentials;
 import io.netty.util.ReferenceCountUtil;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.internal.CloseableResource;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClient;
 import io.vertx.core.net.NetServer;
+import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.NetSocket;
+import io.netty.util.AttributeKey;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -37,42 +42,64 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link Successor#WINDOW}). <b>Threading:</b> the unix socket's events, and each adoption, on the listener's event
  * loop.
  * <p>
- * The listening channel is reached through Vert.x's server: its {@code bindFuture}, held by the server that bound the
- * port ({@code actualServer} in 5.1) or by the resource a port's servers share ({@code resource} in 5.2). This is
- * frame-echo's one reach past what Vert.x exports (private fields, {@code setAccessible}): Vert.x has no way to hand
- * a server a socket it did not accept, and a new process has accepted nothing yet whose {@code parent()} it could
- * read. The request for an API that replaces it is src/docs/upstream/vertx-netserver-listening-channel.md; {@code
- * AdoptionTest} fails the day the lookup breaks.
+ * The adopted sockets enter a Vert.x server of their own, the <em>entry</em>: listening on a loopback port nobody is
+ * told of, with the frame server's options and connect handler, so that each adopted socket is a Vert.x socket with
+ * the server's handler, options and meters. Vert.x does not hand out a server's listening channel, and a socket
+ * fired into a listener's pipeline is what Netty's own acceptor registers; so the entry's listener is learned the
+ * public way, as the {@code parent()} of a socket it accepted: a connection to itself, which it closes (as it closes
+ * any socket it accepted that was not adopted). The frame server's own listener cannot be learned so while the
+ * predecessor listens on the same port ({@code SO_REUSEPORT}): the kernel may hand the connection to the predecessor.
+ * The entry shuts down and closes with the frame server.
  */
 public final class Adoption {
 
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.FrameEchoServer");
 
-  private final Listener listener;
+  /** Marks a channel fired into the entry's listener as adopted (anything else the entry accepts is closed). */
+  private static final AttributeKey<Boolean> ADOPTED = AttributeKey.valueOf("frame-echo.adopted");
+
+  /** The Vert.x server adopted sockets enter. */
+  private final NetServer entry;
   private final AtomicInteger adopted = new AtomicInteger();
   /** The unix socket's listening channel, once bound. */
   private Channel unixListener;
 
-  private Adoption(Listener listener) {
-    this.listener = listener;
+  private Adoption(NetServer entry) {
+    this.entry = entry;
   }
 
   /**
-   * Listens at {@code bindPath} for a predecessor's descriptors, which enter {@code server}'s listening channel;
-   * {@code uid} is the only user heard. Fails when the listening channel cannot be found or the path cannot be bound.
+   * Listens at {@code bindPath} for a predecessor's descriptors, each of which reaches {@code connectHandler} as a socket
+   * accepted by a server with {@code options} (on the caller's context); {@code uid} is the only user heard. Fails when
+   * the entry is not an epoll TCP listener or the path cannot be bound.
    */
-  public static Future<Adoption> listen(NetServer server, String bindPath, int uid) {
-    Channel listening;
-    try {
-      listening = listeningChannel(server);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return Future.failedFuture(new IllegalStateException("the listening channel of Vert.x's server was not found: " + e, e));
-    }
+  public static Future<Adoption> listen(Vertx vertx, NetServerOptions options, Handler<NetSocket> connectHandler,
+                                        String bindPath, int uid) {
+    Promise<Channel> learned = Promise.promise();
+    NetServer entry = vertx.createNetServer(new NetServerOptions(options).setHost("127.0.0.1").setPort(0)
+      .setReusePort(false)).connectHandler(socket -> {
+        Channel channel = Sockets.channelOf(socket);
+        if (channel.hasAttr(ADOPTED)) {
+          connectHandler.handle(socket);
+        } else {
+          learned.tryComplete(channel.parent());
+          channel.close();
+        }
+      });
+    return entry.listen().compose(bound -> {
+      NetClient self = vertx.createNetClient();
+      return self.connect(bound.actualPort(), "127.0.0.1")
+        .compose(probe -> learned.future())
+        .eventually(self::close);
+    }).compose(listening -> bind(new Adoption(entry), listening, bindPath, uid))
+      .onFailure(e -> entry.close());
+  }
+
+  private static Future<Adoption> bind(Adoption adoption, Channel listening, String bindPath, int uid) {
     if (!(listening instanceof io.netty.channel.epoll.EpollServerSocketChannel)) {
       return Future.failedFuture(new IllegalStateException("the listener is not an epoll TCP listener: "
         + (listening == null ? "none" : listening.getClass().getSimpleName())));
     }
-    Adoption adoption = new Adoption(new Listener(listening));
     Promise<Adoption> bound = Promise.promise();
     // The listener's own event loop: the descriptors read there enter the listener without a hop to another thread.
     ChannelFuture bind = new ServerBootstrap()
@@ -97,9 +124,19 @@ public final class Adoption {
     return bound.future();
   }
 
-  /** The server's listening channel, as {@link Listener}. */
-  public Listener listener() {
-    return listener;
+  /** The entry's loopback port, which nobody is told of. */
+  int entryPort() {
+    return entry.actualPort();
+  }
+
+  /** Vert.x's shutdown of the adopted sockets, as of the frame server's ({@code NetServer.shutdown}). */
+  public Future<Void> shutdownAdopted(long timeoutMs) {
+    return entry.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** Closes the adopted sockets and the entry, as the frame server's {@code close}. */
+  public Future<Void> closeAdopted() {
+    return entry.close();
   }
 
   /** How many sockets were adopted so far. */
@@ -205,6 +242,7 @@ public final class Adoption {
           closeQuietly(fd);
           return;
         }
+        socket.attr(ADOPTED).set(Boolean.TRUE);
         listening.pipeline().fireChannelRead(socket);
       });
     }
@@ -216,38 +254,5 @@ public final class Adoption {
         // Already closed.
       }
     }
-  }
-
-  /** The channel listening for {@code server}: through the fields named in the class comment. */
-  static Channel listeningChannel(NetServer server) throws ReflectiveOperationException {
-    Object bound = server;
-    Field actual = findField(bound.getClass(), "actualServer");
-    if (actual != null) {
-      Object value = actual.get(bound);
-      bound = value == null ? bound : value;
-    }
-    Field resource = findField(bound.getClass(), "resource");
-    if (resource != null) {
-      Object shared = resource.get(bound);
-      bound = ((CloseableResource<?>) shared).get();
-    }
-    Field bindFuture = findField(bound.getClass(), "bindFuture");
-    if (bindFuture == null) {
-      throw new NoSuchFieldException(bound.getClass().getName() + ".bindFuture");
-    }
-    return (Channel) ((Future<?>) bindFuture.get(bound)).result();
-  }
-
-  private static Field findField(Class<?> type, String name) {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      try {
-        Field field = c.getDeclaredField(name);
-        field.setAccessible(true);
-        return field;
-      } catch (NoSuchFieldException ignored) {
-        // Up the hierarchy.
-      }
-    }
-    return null;
   }
 }

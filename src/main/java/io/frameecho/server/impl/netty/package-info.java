@@ -9,10 +9,9 @@
  * ({@link io.frameecho.server.impl.netty.CappedReads}), the cluster's members
  * ({@link io.frameecho.server.impl.netty.ClusterView}), the handover ({@link io.frameecho.server.impl.netty.Successor},
  * {@link io.frameecho.server.impl.netty.Adoption}) and what start-up says
- * ({@link io.frameecho.server.impl.netty.Internals}). Two classes reach past what Netty and Vert.x export, each for one
- * thing that has no public API, with its upstream request in src/docs/upstream:
- * {@link io.frameecho.server.impl.netty.EpollProbe} (Netty's epoll half-closure defects) and {@code Adoption} (Vert.x's
- * listening channel). <b>Threading rule:</b> each class runs on its channel's event loop unless its Javadoc says
+ * ({@link io.frameecho.server.impl.netty.Internals}). One class reaches past what Netty exports, for what has no public
+ * API, with its upstream report in src/docs/upstream: {@link io.frameecho.server.impl.netty.EpollProbe} (Netty's epoll
+ * half-closure defects). <b>Threading rule:</b> each class runs on its channel's event loop unless its Javadoc says
  * otherwise ({@code Listener}'s tasks run on the listener's event loop).
  */
 package io.frameecho.server.impl.netty;

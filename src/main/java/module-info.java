@@ -3,12 +3,13 @@
  * exported packages: {@code server} (the server, its verticle, options, request handler, metrics, close reasons),
  * {@code client} and {@code protocol} (the framing codec). The rest is implementation, and the runnable jar's
  * launcher, command line and load generator, whose dependencies are optional ({@code requires static}). Vert.x's
- * {@code io.vertx.core.internal} packages, which Vert.x exports for its own modules, are the only internals used:
- * the compiler refuses any package Vert.x or Netty does not export.
+ * {@code io.vertx.core.internal} packages (exported to every module as Vert.x's unsupported internal API) are the only
+ * internals imported: the compiler refuses any package Vert.x or Netty does not export. On the module path, the epoll
+ * workaround needs {@code --add-opens io.netty.transport.classes.epoll/io.netty.channel.epoll=io.frameecho}.
  */
 module io.frameecho {
   requires transitive io.vertx.core;
-  requires io.netty.buffer;
+  requires transitive io.netty.buffer;
   requires io.netty.codec;
   requires io.netty.common;
   requires io.netty.handler;

@@ -110,12 +110,12 @@ class EmbeddingTest {
   }
 
   /**
-   * Typed options and {@code setInstances(2)}, as EMBEDDING.md shows it (a supplier: Vert.x refuses one verticle object
-   * deployed twice): on port 0 both instances listen on one random port, both serve it, and undeploying says the
+   * Typed options and several instances, as EMBEDDING.md shows it (a supplier: Vert.x refuses one verticle object
+   * deployed twice): on port 0 the instances listen on one random port, all serve it, and undeploying says the
    * deployment's shutdown in one line that counts every instance's connections.
    */
   @Test
-  void twoInstancesOnPortZeroListenOnOnePortAndSayOneShutdownLine(Vertx vertx, VertxTestContext ctx) {
+  void threeInstancesOnPortZeroListenOnOnePortAndSayOneShutdownLine(Vertx vertx, VertxTestContext ctx) {
     List<RawConnection> opened = new ArrayList<>();
     List<FrameEchoVerticle> instances = new ArrayList<>();
     FrameEchoOptions options = new FrameEchoOptions().setHost("127.0.0.1").setPort(0).setDrainDelayMs(0);
@@ -126,19 +126,22 @@ class EmbeddingTest {
           instances.add(verticle);
         }
         return verticle;
-      }, new DeploymentOptions().setInstances(2))
+      }, new DeploymentOptions().setInstances(3))
       .compose(id -> {
         int port = instances.get(0).actualPort();
-        ctx.verify(() -> assertEquals(port, instances.get(1).actualPort(), "one port for the deployment"));
-        return openAndServe(vertx, port, 4, opened).compose(served -> {
-          ctx.verify(() -> assertEquals(List.of(true, true, true, true), served));
+        ctx.verify(() -> {
+          assertEquals(port, instances.get(1).actualPort(), "one port for the deployment");
+          assertEquals(port, instances.get(2).actualPort(), "one port for the deployment");
+        });
+        return openAndServe(vertx, port, 6, opened).compose(served -> {
+          ctx.verify(() -> assertEquals(List.of(true, true, true, true, true, true), served));
           return vertx.undeploy(id);
         });
       })
       .compose(v -> shutdownLog.awaitCount(ch.qos.logback.classic.Level.INFO, " shut down", 1))
       .onComplete(ctx.succeeding(v -> ctx.verify(() -> {
         assertEquals(1, shutdownLog.count(ch.qos.logback.classic.Level.INFO, " shut down"), "one shutdown line");
-        assertEquals(1, shutdownLog.count(ch.qos.logback.classic.Level.INFO, "0 connection(s) drained, 4 closed idle"),
+        assertEquals(1, shutdownLog.count(ch.qos.logback.classic.Level.INFO, "0 connection(s) drained, 6 closed idle"),
           "every instance's connections in it");
         shutdownLog.close();
         Future.all(opened.stream().map(RawConnection::close).toList()).onComplete(ctx.succeedingThenComplete());

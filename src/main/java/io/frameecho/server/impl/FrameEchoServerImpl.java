@@ -19,6 +19,8 @@ import io.frameecho.server.impl.shared.ServedAddresses;
 import io.frameecho.server.impl.shared.SocketPaths;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Context;
+import io.vertx.core.internal.ContextInternal;
+import io.vertx.core.internal.deployment.DeploymentContext;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -146,7 +148,8 @@ public final class FrameEchoServerImpl {
     }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
       options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
-    if (netOptions.getPort() == 0 && options.unixSocketAddress() == null) {
+    boolean instances = severalInstances();
+    if (netOptions.getPort() == 0 && options.unixSocketAddress() == null && instances) {
       netOptions.setPort(limits.randomPort());
     }
     operations.add(metrics, limits);
@@ -174,7 +177,8 @@ public final class FrameEchoServerImpl {
     Supplier<Future<NetServer>> bind = () -> unixSocket == null ? netServer.listen()
       : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
     handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
-    Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind, netOptions, admission::accept);
+    Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind, netOptions, admission::accept,
+      instances ? limits.entryPort() : 0);
     return bound.onFailure(e -> detach()).map(s -> {
       operations.listening();
       operations.roomCheck(readiness);
@@ -191,6 +195,16 @@ public final class FrameEchoServerImpl {
     });
   }
 
+  /**
+   * Whether this server is one of several instances of its verticle's deployment, which are one server: on port 0 they
+   * share one random port, and their handover entries one loopback port (Vert.x balances a shared port's connections
+   * over its servers' event loops).
+   */
+  private boolean severalInstances() {
+    DeploymentContext deployment = ((ContextInternal) context).deployment();
+    return deployment != null && deployment.deployment().options().getInstances() > 1;
+  }
+
   /** {@code netServerOptions.reusePort}: a new process may bind the same ports while this one runs (a restart). */
   private boolean reusePort() {
     return new NetServerOptions(options.getNetServerOptions()).isReusePort();
@@ -198,6 +212,15 @@ public final class FrameEchoServerImpl {
 
   /** Leaves the deployment's shared limits and the gauges; once, when the server is done. */
   private void detach() {
+    detach(null);
+  }
+
+  /**
+   * As {@link #detach()}, for a server that shut down with its connections ending as {@code endings} say: the
+   * deployment's totals when it was the last to go, else null.
+   */
+  private long[] detach(int[] endings) {
+    long[] totals = null;
     if (servedAddress != null) {
       ServedAddresses.release(vertx, servedAddress);
       servedAddress = null;
@@ -209,11 +232,12 @@ public final class FrameEchoServerImpl {
         eventBus.stopChecking();
       }
       operations.remove(metrics, limits);
-      limits.detach(vertx);
+      totals = limits.detach(vertx, endings);
       if (!options.getUnixSocket().isEmpty()) {
         SocketPaths.release(vertx, options.getUnixSocket());
       }
     }
+    return totals;
   }
 
   /**
@@ -318,8 +342,7 @@ public final class FrameEchoServerImpl {
     Future<?> ended = Future.all(unbound.future(), drain.allClosed());
     shutdown = (handover == null ? ended : handover.finishedWhen(ended)).map(v -> {
       // One line for the deployment: its last instance to shut down says how every instance's connections ended.
-      long[] endings = limits.shutDown(drain.counts());
-      detach();
+      long[] endings = detach(drain.counts());
       if (endings != null) {
         log.info("frame-echo on {} shut down{}: {}{}",
           options.getUnixSocket().isEmpty() ? "port " + netServer.actualPort() : "unix:" + options.getUnixSocket(),
@@ -363,10 +386,9 @@ public final class FrameEchoServerImpl {
     }
     // Vert.x closes their sockets with the others; none is decided for afterwards.
     context.runOnContext(v -> admission.forgetWaiting());
-    if (handover != null) {
-      handover.finished();
-    }
-    return netServer.close()
+    // The adopted connections (the handover's entry) close with the others, before the limits are left.
+    Future<Void> adoptedClosed = handover == null ? Future.succeededFuture() : handover.finished();
+    return Future.all(netServer.close(), adoptedClosed).<Void>mapEmpty()
       .transform(closed -> Listener.allUnbound(vertx, context)
         .transform(unbound -> closed.succeeded() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(closed.cause())))
       .onComplete(ar -> detach());

@@ -85,10 +85,11 @@ final class Handover {
   /**
    * Binds the server with handover: the path checked ({@link #checkPath}), then {@code bind} (the server's port), then
    * a predecessor's connections adopted ({@link #adoptInto}), each reaching {@code adopted} as a socket accepted with
-   * {@code options}.
+   * {@code options} on the loopback {@code entryPort} (0: a port of its own; a deployment's instances share one).
    */
-  Future<NetServer> bind(Supplier<Future<NetServer>> bind, NetServerOptions options, Handler<NetSocket> adopted) {
-    return checkPath().compose(v -> bind.get()).compose(server -> adoptInto(options, adopted).map(server));
+  Future<NetServer> bind(Supplier<Future<NetServer>> bind, NetServerOptions options, Handler<NetSocket> adopted,
+                         int entryPort) {
+    return checkPath().compose(v -> bind.get()).compose(server -> adoptInto(options, adopted, entryPort).map(server));
   }
 
   /**
@@ -112,13 +113,13 @@ final class Handover {
    * Listens at the path for a predecessor's connections, which reach {@code adopted}. Where that fails, the server runs
    * without adopting, and says why.
    */
-  private Future<Void> adoptInto(NetServerOptions options, Handler<NetSocket> adopted) {
+  private Future<Void> adoptInto(NetServerOptions options, Handler<NetSocket> adopted, int entryPort) {
     Path target = Path.of(path);
     Path own = Path.of(path + "." + ProcessHandle.current().pid() + "-" + BINDS.incrementAndGet());
     return vertx.executeBlocking(() -> {
       Files.deleteIfExists(own);
       return uid();
-    }).compose(uid -> Adoption.listen(vertx, options, adopted, own.toString(), uid))
+    }).compose(uid -> Adoption.listen(vertx, options, entryPort, adopted, own.toString(), uid))
       .compose(adopting -> {
         adoption = adopting;
         return vertx.executeBlocking(() -> {
@@ -212,7 +213,7 @@ final class Handover {
     Future<Void> linkClosed = successor == null ? Future.succeededFuture() : successor.close(vertx, ACKNOWLEDGED_WITHIN_MS);
     if (adoption != null) {
       adoption.close();
-      adoption.closeAdopted();
+      linkClosed = Future.all(linkClosed, adoption.closeAdopted()).mapEmpty();
       adoption = null;
     }
     if (ownInode != null) {

@@ -55,6 +55,8 @@ public final class Adoption {
 
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.FrameEchoServer");
 
+  /** How long the entry may take to accept its own connection. */
+  private static final long LEARN_WITHIN_MS = 10_000;
   /** Marks a channel fired into the entry's listener as adopted (anything else the entry accepts is closed). */
   private static final AttributeKey<Boolean> ADOPTED = AttributeKey.valueOf("frame-echo.adopted");
 
@@ -73,10 +75,10 @@ public final class Adoption {
    * accepted by a server with {@code options} (on the caller's context); {@code uid} is the only user heard. Fails when
    * the entry is not an epoll TCP listener or the path cannot be bound.
    */
-  public static Future<Adoption> listen(Vertx vertx, NetServerOptions options, Handler<NetSocket> connectHandler,
-                                        String bindPath, int uid) {
+  public static Future<Adoption> listen(Vertx vertx, NetServerOptions options, int entryPort,
+                                        Handler<NetSocket> connectHandler, String bindPath, int uid) {
     Promise<Channel> learned = Promise.promise();
-    NetServer entry = vertx.createNetServer(new NetServerOptions(options).setHost("127.0.0.1").setPort(0)
+    NetServer entry = vertx.createNetServer(new NetServerOptions(options).setHost("127.0.0.1").setPort(entryPort)
       .setReusePort(false)).connectHandler(socket -> {
         Channel channel = Sockets.channelOf(socket);
         if (channel.hasAttr(ADOPTED)) {
@@ -88,9 +90,15 @@ public final class Adoption {
       });
     return entry.listen().compose(bound -> {
       NetClient self = vertx.createNetClient();
+      // Bounded: a connection the entry never hands over fails the adoption rather than the server's listen.
+      long timer = vertx.setTimer(LEARN_WITHIN_MS, t -> learned.tryFail("the entry did not accept its own connection within "
+        + LEARN_WITHIN_MS + " ms"));
       return self.connect(bound.actualPort(), "127.0.0.1")
         .compose(probe -> learned.future())
-        .eventually(self::close);
+        .eventually(() -> {
+          vertx.cancelTimer(timer);
+          return self.close();
+        });
     }).compose(listening -> bind(new Adoption(entry), listening, bindPath, uid))
       .onFailure(e -> entry.close());
   }

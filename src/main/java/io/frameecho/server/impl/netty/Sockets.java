@@ -12,7 +12,7 @@ import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * Vert.x's internal view of a socket ({@link NetSocketInternal}, which Vert.x exports for its own modules): its Netty
+ * Vert.x's internal view of a socket ({@link NetSocketInternal}, which Vert.x exports to every module as its unsupported internal API): its Netty
  * channel, and its reads as Netty's buffers. The public {@code handler(Buffer)} copies every read into a heap buffer;
  * frames are sliced out of Netty's own buffer instead. Stateless: any thread; {@link #readNettyBuffers} on the
  * socket's event loop.

@@ -1,8 +1,10 @@
 package io.frameecho.server.impl.netty;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelException;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.epoll.EpollTcpInfo;
 
 /**
  * Two fields of the kernel's TCP_INFO of an epoll socket, through Netty's public {@link EpollSocketChannel#tcpInfo()}:
@@ -32,11 +34,25 @@ final class TcpInfo {
 
   /** The kernel's state of the channel's TCP connection, or -1 where it cannot be read. */
   static int state(Channel channel) {
-    return EPOLL_CLASSES && channel instanceof EpollSocketChannel epoll ? epoll.tcpInfo().state() : -1;
+    EpollTcpInfo info = read(channel);
+    return info == null ? -1 : info.state();
   }
 
   /** Milliseconds since the kernel last sent the client a byte of data, or -1 where it cannot be read. */
   static long msSinceDataSent(Channel channel) {
-    return EPOLL_CLASSES && channel instanceof EpollSocketChannel epoll ? epoll.tcpInfo().lastDataSent() : -1;
+    EpollTcpInfo info = read(channel);
+    return info == null ? -1 : info.lastDataSent();
+  }
+
+  /** The TCP_INFO of an open epoll socket (a closed one's descriptor may be another socket's now), or null. */
+  private static EpollTcpInfo read(Channel channel) {
+    if (!EPOLL_CLASSES || !(channel instanceof EpollSocketChannel epoll) || !channel.isOpen()) {
+      return null;
+    }
+    try {
+      return epoll.tcpInfo();
+    } catch (ChannelException e) {
+      return null;
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The only code that touches Netty's channels under a Vert.x socket and Vert.x's {@code io.vertx.core.internal} (which
- * Vert.x exports for its own modules), one class per job: the socket a connection talks to
+ * Vert.x exports to every module as its unsupported internal API), one class per job: the socket a connection talks to
  * ({@link io.frameecho.server.impl.netty.ChannelSocket}, through {@link io.frameecho.server.impl.netty.Sockets}), held
  * newcomers and the reads before a socket is attached ({@link io.frameecho.server.impl.netty.HeldNewcomers}), the TLS
  * upgrade ({@link io.frameecho.server.impl.netty.TlsUpgrade}), the PROXY header

@@ -41,14 +41,16 @@ public final class ConnectionLimits implements Shareable {
   private final Map<HandshakeFailure, LogSummary.Cause> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
   /** Servers using these limits; guarded by the shared map's compute. */
   private int servers;
-  /** How the deployment's connections ended at shutdown, added up by its instances (see {@link #shutDown}). */
+  /** How the deployment's connections ended at shutdown, added up by its instances (see {@link #detach(Vertx, int[])}). */
   private final long[] endings = new long[5];
-  /** The servers that have added their endings. */
-  private int shutDown;
-  /** Where a process's deployments listen when asked for port 0: a negative port each, one random port Vert.x shares. */
-  private static final AtomicInteger RANDOM_PORTS = new AtomicInteger();
-  /** This deployment's own random port, as Vert.x names a random port shared by several servers; 0 without a deployment. */
+  /**
+   * Where a process's deployments listen when asked for port 0: two negative ports each (the frame port, the handover's
+   * entry), each one random port Vert.x shares among the servers given it. Far below -1, which applications use.
+   */
+  private static final AtomicInteger RANDOM_PORTS = new AtomicInteger(-(1 << 24));
+  /** This deployment's own random ports, as Vert.x names a random port shared by several servers; 0 without one. */
   private final int sharedRandomPort;
+  private final int sharedEntryPort;
 
   /** The deployment whose instances share these limits, or null for a server of its own. */
   private final String deployment;
@@ -56,7 +58,8 @@ public final class ConnectionLimits implements Shareable {
   private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget,
                            Ticker ticker) {
     this.deployment = deployment;
-    this.sharedRandomPort = deployment == null ? 0 : -RANDOM_PORTS.incrementAndGet();
+    this.sharedRandomPort = deployment == null ? 0 : RANDOM_PORTS.decrementAndGet();
+    this.sharedEntryPort = deployment == null ? 0 : RANDOM_PORTS.decrementAndGet();
     this.maxConnections = maxConnections;
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = budget;
@@ -105,10 +108,39 @@ public final class ConnectionLimits implements Shareable {
    * are written now: their timers may belong to the closing server's context.
    */
   public void detach(Vertx vertx) {
+    detach(vertx, null);
+  }
+
+  /**
+   * As {@link #detach(Vertx)}, for a server that shut down with its connections ending as {@code counts} say (in {@code
+   * Drain}'s order): returns the totals of every server of the deployment when this was the last one attached, else
+   * null. The deployment's shutdown is said in one line, with every instance's connections. Every change to the count
+   * of servers is made in the shared map's compute, so the last one is decided once.
+   */
+  public long[] detach(Vertx vertx, int[] counts) {
     logSummary.flush();
+    if (counts != null) {
+      synchronized (endings) {
+        for (int i = 0; i < endings.length; i++) {
+          endings[i] += counts[i];
+        }
+      }
+    }
+    boolean[] last = {deployment == null};
     if (deployment != null) {
-      vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP)
-        .computeIfPresent(deployment, (k, limits) -> limits == this && --limits.servers == 0 ? null : limits);
+      vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).computeIfPresent(deployment, (k, limits) -> {
+        if (limits != this) {
+          return limits;
+        }
+        last[0] = --limits.servers == 0;
+        return last[0] ? null : limits;
+      });
+    }
+    if (!last[0]) {
+      return null;
+    }
+    synchronized (endings) {
+      return endings.clone();
     }
   }
 
@@ -120,16 +152,9 @@ public final class ConnectionLimits implements Shareable {
     return sharedRandomPort;
   }
 
-  /**
-   * A server of the deployment has shut down, its connections having ended as {@code counts} say (in {@code Drain}'s
-   * order): the totals of every server once the last attached one has shut down, else null. The deployment's shutdown
-   * is said in one line, with every instance's connections.
-   */
-  public synchronized long[] shutDown(int[] counts) {
-    for (int i = 0; i < endings.length; i++) {
-      endings[i] += counts[i];
-    }
-    return ++shutDown >= servers ? endings.clone() : null;
+  /** As {@link #randomPort()}, for the handover's entry: one loopback port all instances' entries share. */
+  public int entryPort() {
+    return sharedEntryPort;
   }
 
   public BufferBudget budget() {

@@ -99,7 +99,7 @@ class AdoptionTest {
   }
 
   private Adoption listen(int asUser) throws Exception {
-    Adoption adoption = await(Adoption.listen(vertx, new NetServerOptions(), accepted::add, path.toString(), asUser));
+    Adoption adoption = await(Adoption.listen(vertx, new NetServerOptions(), 0, accepted::add, path.toString(), asUser));
     toClose.add(0, () -> {
       await(adoption.close());
       await(adoption.closeAdopted());
@@ -223,7 +223,7 @@ class AdoptionTest {
   void anEntryThatIsNoEpollListenerFailsTheListenAndBindsNothing() throws Exception {
     Vertx nio = Vertx.vertx();
     try {
-      Throwable notEpoll = failure(Adoption.listen(nio, new NetServerOptions(), socket -> socket.close(), path.toString(), uid));
+      Throwable notEpoll = failure(Adoption.listen(nio, new NetServerOptions(), 0, socket -> socket.close(), path.toString(), uid));
       assertEquals("the listener is not an epoll TCP listener: NioServerSocketChannel", notEpoll.getMessage());
     } finally {
       nio.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -72,20 +72,6 @@ public interface ConnectionSocket {
   /** Queues {@code bytes} (released once written); the future tells whether they were. */
   Future<Void> write(ByteBuf bytes);
 
-  /** Told whether each write made with it was written, in the order the writes were made. */
-  interface Written {
-
-    void written(boolean succeeded);
-  }
-
-  /**
-   * Queues {@code bytes} (released once written) and tells {@code written} whether they were. Writes complete in the
-   * order made, so one listener serves every write of a connection: a socket may keep it, and a write costs no future.
-   */
-  default void write(ByteBuf bytes, Written written) {
-    write(bytes).onComplete(ar -> written.written(ar.succeeded()));
-  }
-
   /** Queues {@code bytes}, which the caller no longer touches; the future tells whether they were. */
   Future<Void> write(Buffer bytes);
 

@@ -11,7 +11,7 @@ import io.vertx.core.buffer.Buffer;
  * {@code Conn::outgoing}); the budget they hold is released once they are written. A write that takes the
  * queue over its mark is noted, and the connection, which asks after handing responses over, stops reading.
  */
-final class ResponseWriter implements ConnectionSocket.Written {
+final class ResponseWriter {
 
   /** The largest payload copied to leave with others in one write (a copy costs less than a system call up to here). */
   static final int GATHER_MAX = 8192;
@@ -30,13 +30,6 @@ final class ResponseWriter implements ConnectionSocket.Written {
   private Buffer gathered;
   /** The budget the gathered payloads hold until written. */
   private int gatheredBytes;
-  /**
-   * What each write told to {@link #written(boolean)} holds, oldest first, from {@code heldHead}: the socket tells
-   * of the writes in the order they were made, and one listener for them all makes no garbage per response.
-   */
-  private int[] heldByWrite = new int[4];
-  private int heldHead;
-  private int heldCount;
 
   ResponseWriter(ConnectionSocket socket, BudgetAccount budget, ConnectionLog log) {
     this(socket, budget, log, LengthField.DEFAULT);
@@ -63,8 +56,7 @@ final class ResponseWriter implements ConnectionSocket.Written {
     boolean tracing = log.tracingWrites();
     int bytes = tracing ? frames.readableBytes() : 0;
     if (heldBytes > 0) {
-      heldUntilWritten(heldBytes);
-      socket.write(frames, this);
+      socket.write(frames).onComplete(ar -> written(heldBytes, ar.succeeded()));
     } else if (tracing) {
       socket.write(frames).onComplete(ar -> log.answersWritten(bytes, ar.succeeded()));
     } else {
@@ -147,31 +139,6 @@ final class ResponseWriter implements ConnectionSocket.Written {
       log.answersQueued(frames.length(), socket.writeQueueFull());
     }
     return filled;
-  }
-
-  /**
-   * Keeps {@code heldBytes} for the write about to be made with this as its listener: before it is made, as a write to
-   * a closed socket is told at once.
-   */
-  private void heldUntilWritten(int heldBytes) {
-    if (heldCount == heldByWrite.length) {
-      int[] grown = new int[heldCount * 2];
-      for (int i = 0; i < heldCount; i++) {
-        grown[i] = heldByWrite[(heldHead + i) % heldCount];
-      }
-      heldByWrite = grown;
-      heldHead = 0;
-    }
-    heldByWrite[(heldHead + heldCount++) % heldByWrite.length] = heldBytes;
-  }
-
-  /** The oldest write made with this as its listener ended. */
-  @Override
-  public void written(boolean succeeded) {
-    int heldBytes = heldByWrite[heldHead];
-    heldHead = (heldHead + 1) % heldByWrite.length;
-    heldCount--;
-    written(heldBytes, succeeded);
   }
 
   private void written(int heldBytes, boolean succeeded) {

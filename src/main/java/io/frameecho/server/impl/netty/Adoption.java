@@ -44,7 +44,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>
  * The adopted sockets enter a Vert.x server of their own, the <em>entry</em>: listening on a loopback port nobody is
  * told of, with the frame server's options and connect handler, so that each adopted socket is a Vert.x socket with
- * the server's handler, options and meters. Vert.x does not hand out a server's listening channel, and a socket
+ * the server's handler and options, and frame-echo's limits and meters (Vert.x's own TCP metrics count it under the
+ * entry's address). Vert.x does not hand out a server's listening channel, and a socket
  * fired into a listener's pipeline is what Netty's own acceptor registers; so the entry's listener is learned the
  * public way, as the {@code parent()} of a socket it accepted: a connection to itself, which it closes (as it closes
  * any socket it accepted that was not adopted). The frame server's own listener cannot be learned so while the

@@ -6,6 +6,7 @@ import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.TlsOptions;
+import io.frameecho.server.impl.StartupChecks;
 import io.vertx.core.json.JsonObject;
 import io.vertx.launcher.application.VertxApplicationHooks;
 
@@ -189,8 +190,8 @@ public final class Main {
       MetricsOptions metrics = options.getMetrics();
       out.println("frame-echo: configuration is valid: frame "
         + (options.getUnixSocket().isEmpty() ? "port " + where(options.getHost(), options.getPort()) : "unix socket " + options.getUnixSocket())
-        + (options.isTls() ? " with TLS" : "") + ", keep-alive " + options.describeKeepAlive()
-        + (options.getNetServerOptions().isUseProxyProtocol() ? ", PROXY protocol " + options.describeProxyProtocol() : "") + ", metrics "
+        + (options.isTls() ? " with TLS" : "") + ", keep-alive " + StartupChecks.describeKeepAlive(options)
+        + (options.getNetServerOptions().isUseProxyProtocol() ? ", PROXY protocol " + StartupChecks.describeProxyProtocol(options) : "") + ", metrics "
         + (!metrics.isEnabled() ? "off" : metrics.isEndpoint() ? "on http://" + where(metrics.getHost(), metrics.getPort()) + "/metrics"
           : "on, without an endpoint")
         + " (nothing was bound)");

@@ -2,6 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
+import io.frameecho.server.impl.StartupChecks;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
 
@@ -33,8 +34,6 @@ public class FrameEchoOptions {
   public static final long DEFAULT_IDLE_TIMEOUT_MS = 0;
   /** Redis's {@code tcp-keepalive} default: a dead peer is found within about twice this. */
   public static final int DEFAULT_KEEP_ALIVE_SECONDS = 300;
-  /** Whether this Vert.x sets keep-alive's idle time, interval and count (5.1 and later; 5.0 has no such options). */
-  private static final boolean KEEP_ALIVE_TIMES = keepAliveTimesSupported();
   public static final long DEFAULT_FRAME_TIMEOUT_MS = 15_000;
   public static final long DEFAULT_WRITE_STALL_TIMEOUT_MS = 30_000;
   public static final long DEFAULT_LINGER_TIMEOUT_MS = 5_000;
@@ -127,76 +126,7 @@ public class FrameEchoOptions {
    */
   public FrameEchoOptions(JsonObject json) {
     OptionKey.readJson(json, "", KEYS, this);
-    checkTls();
-    checkListenAddress();
-    checkKeepAlive();
-    checkPromises();
-    checkProxyProtocol();
-  }
-
-  /**
-   * A server listens on a unix socket or on a host and port, not both: {@code unixSocket} with a host or port other
-   * than the defaults is refused rather than one of them being ignored; and on frame-echo's host and port, not on
-   * a host or port set in Vert.x's options, which are refused too.
-   *
-   * @throws IllegalArgumentException naming the key
-   */
-  public void checkListenAddress() {
-    // From Java, Vert.x's options may carry a host or port of their own: the server listens on frame-echo's, so a
-    // different one is refused rather than silently replaced (a host of 127.0.0.1 would have become 0.0.0.0).
-    NetServerOptions vertxDefaults = new NetServerOptions();
-    if (!java.util.Objects.equals(netServerOptions.getHost(), vertxDefaults.getHost())) {
-      throw new IllegalArgumentException("netServerOptions.host: set it with FrameEchoOptions.setHost (the top-level key "
-        + "'host'), not in Vert.x's options: " + netServerOptions.getHost());
-    }
-    if (netServerOptions.getPort() != vertxDefaults.getPort()) {
-      throw new IllegalArgumentException("netServerOptions.port: set it with FrameEchoOptions.setPort (the top-level key "
-        + "'port'), not in Vert.x's options: " + netServerOptions.getPort());
-    }
-    if (!unixSocket.isEmpty() && (!DEFAULT_HOST.equals(host) || port != DEFAULT_PORT)) {
-      throw new IllegalArgumentException("unixSocket: a server listens on a unix socket or on host and port, not both; "
-        + "leave host and port at their defaults (" + DEFAULT_HOST + ", " + DEFAULT_PORT + ") or unixSocket empty");
-    }
-  }
-
-  /**
-   * TLS settings that would be ignored, or fail at start, are refused: {@code ssl} without key material, and key
-   * material, trust or {@code clientAuth} without TLS (the server would serve plain TCP).
-   *
-   * @throws IllegalArgumentException naming the key
-   */
-  public void checkTls() {
-    NetServerOptions net = netServerOptions;
-    boolean keyMaterial = tls != null || net.getKeyCertOptions() != null;
-    if (net.isSsl() && !keyMaterial) {
-      throw new IllegalArgumentException("netServerOptions.ssl: TLS needs a key and certificate: the tls section, or "
-        + "pemKeyCertOptions, pfxKeyCertOptions or keyStoreOptions in netServerOptions");
-    }
-    if (tls == null && !net.isSsl()) {
-      if (net.getKeyCertOptions() != null) {
-        throw new IllegalArgumentException("netServerOptions: key and certificate given without \"ssl\": true; the server "
-          + "would serve plain TCP");
-      }
-      if (net.getTrustOptions() != null || net.getClientAuth() != io.vertx.core.http.ClientAuth.NONE) {
-        throw new IllegalArgumentException("netServerOptions: trust or clientAuth given without TLS; the server would serve "
-          + "plain TCP and authenticate no client");
-      }
-    }
-  }
-
-  /**
-   * The TLS the server serves, as Vert.x's options: {@code netServerOptions}' with the {@code tls} section's PEM files
-   * as key and certificate; null for plain TCP.
-   */
-  public io.vertx.core.net.ServerSSLOptions serverSslOptions() {
-    if (!isTls()) {
-      return null;
-    }
-    NetServerOptions net = new NetServerOptions(netServerOptions).setSsl(true);
-    if (tls != null) {
-      net.setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions().setCertPath(tls.getCertPath()).setKeyPath(tls.getKeyPath()));
-    }
-    return net.getSslOptions().copy();
+    StartupChecks.checkOptions(this);
   }
 
   /** Whether the server serves TLS: the {@code tls} section, or {@code ssl} in {@code netServerOptions}. */
@@ -386,106 +316,6 @@ public class FrameEchoOptions {
     return this;
   }
 
-  /**
-   * Vert.x's options with frame-echo's keep-alive applied: as given when {@code netServerOptions} turns
-   * {@code tcpKeepAlive} on itself, else {@code keepAliveSeconds}' (idle, a third of it between probes, three probes).
-   * Idle, interval and count are set by Vert.x on epoll and io_uring only, from Vert.x 5.1; on NIO and on 5.0 the
-   * kernel's {@code net.ipv4.tcp_keepalive_*} apply.
-   */
-  public NetServerOptions keepAlive(NetServerOptions net) {
-    if (net.isTcpKeepAlive() || keepAliveSeconds == 0 || !unixSocket.isEmpty()) {
-      return net;
-    }
-    // Through TCPSSLOptions, whose setters have one signature on every Vert.x 5 line (NetServerOptions overrides
-    // some with its own return type on one line and not on another: a call compiled against it fails on the other).
-    io.vertx.core.net.TCPSSLOptions tcp = net;
-    tcp.setTcpKeepAlive(true);
-    if (!KEEP_ALIVE_TIMES) {
-      return net;
-    }
-    tcp.setTcpKeepAliveIdleSeconds(keepAliveSeconds);
-    tcp.setTcpKeepAliveIntervalSeconds(Math.max(1, keepAliveSeconds / 3));
-    tcp.setTcpKeepAliveCount(3);
-    return net;
-  }
-
-  private static boolean keepAliveTimesSupported() {
-    try {
-      io.vertx.core.net.TCPSSLOptions.class.getMethod("setTcpKeepAliveIdleSeconds", int.class);
-      return true;
-    } catch (NoSuchMethodException e) {
-      return false;
-    }
-  }
-
-  /** How keep-alive is set, for the start-up line and {@code check-config}: {@code 300s}, {@code off}, or Vert.x's. */
-  public String describeKeepAlive() {
-    NetServerOptions net = netServerOptions;
-    if (!KEEP_ALIVE_TIMES) {
-      return net.isTcpKeepAlive() || (keepAliveSeconds > 0 && unixSocket.isEmpty())
-        ? "on with the kernel's times (this Vert.x sets none)" : "off";
-    }
-    if (net.isTcpKeepAlive()) {
-      return "netServerOptions (idle " + orKernel(net.getTcpKeepAliveIdleSeconds()) + ", interval "
-        + orKernel(net.getTcpKeepAliveIntervalSeconds()) + ", count " + orKernel(net.getTcpKeepAliveCount()) + ")";
-    }
-    return keepAliveSeconds == 0 ? "off" : !unixSocket.isEmpty() ? "off (unix socket)" : keepAliveSeconds + "s";
-  }
-
-  private static String orKernel(int value) {
-    return value > 0 ? String.valueOf(value) : "the kernel's";
-  }
-
-  /**
-   * Vert.x options that would bypass what frame-echo promises (responses in order, reading paused by the write queue
-   * and the buffer budget, every close with its reason, a lingering close) are refused, each with why.
-   *
-   * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
-   */
-  public void checkPromises() {
-    NetServerOptions net = netServerOptions;
-    NetServerOptions vertx = new NetServerOptions();
-    if (net.isRegisterWriteHandler()) {
-      throw refused("registerWriteHandler", "it registers an event-bus consumer per socket through which any code may write "
-        + "to the socket past frame-echo's ordered responses and buffer budget");
-    }
-    if (net.getTrafficShapingOptions() != null) {
-      throw refused("trafficShapingOptions", "Netty's traffic shaper turns reading back on behind frame-echo's read gate, so "
-        + "bytes held grow past maxBufferedBytes and the write queue while connections count as paused; bound clients with "
-        + "maxConnectionsPerIp and maxBufferedBytes");
-    }
-    for (String[] idle : new String[][] {{"idleTimeout", String.valueOf(net.getIdleTimeout())},
-        {"readIdleTimeout", String.valueOf(net.getReadIdleTimeout())}, {"writeIdleTimeout", String.valueOf(net.getWriteIdleTimeout())}}) {
-      if (!"0".equals(idle[1])) {
-        throw refused(idle[0], "Vert.x would close connections itself, without their responses or a close reason; use "
-          + "idleTimeoutMs, frameTimeoutMs and writeStallTimeoutMs");
-      }
-    }
-    if (net.getIdleTimeoutUnit() != vertx.getIdleTimeoutUnit()) {
-      throw refused("idleTimeoutUnit", "the unit of Vert.x's idleTimeout, which is refused; use idleTimeoutMs");
-    }
-    if (net.getSoLinger() != vertx.getSoLinger()) {
-      throw refused("soLinger", "SO_LINGER makes a close reset the connection (0) or wait in the kernel instead of "
-        + "frame-echo's lingering close, and a reset discards responses the client has not read yet");
-    }
-  }
-
-  private static IllegalArgumentException refused(String key, String why) {
-    return new IllegalArgumentException("netServerOptions." + key + ": refused: " + why);
-  }
-
-  /**
-   * {@code keepAliveSeconds} and Vert.x's {@code tcpKeepAlive} both set would leave one ignored: refused.
-   *
-   * @throws IllegalArgumentException naming the key
-   */
-  public void checkKeepAlive() {
-    if (netServerOptions.isTcpKeepAlive() && keepAliveSeconds != DEFAULT_KEEP_ALIVE_SECONDS) {
-      throw new IllegalArgumentException("keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself and would "
-        + "win; set one of them (keepAliveSeconds alone, or netServerOptions' tcpKeepAlive with its idle, interval and count)");
-    }
-  }
-
   public long getFrameTimeoutMs() {
     return frameTimeoutMs;
   }
@@ -578,29 +408,6 @@ public class FrameEchoOptions {
     }
     this.proxyTrustedPeers = proxyTrustedPeers;
     return this;
-  }
-
-  /**
-   * The PROXY protocol's settings that would be ignored or cannot work are refused: {@code proxyTrustedPeers} without
-   * {@code useProxyProtocol}, and the PROXY protocol with TLS served here (terminate TLS at the balancer).
-   *
-   * @throws IllegalArgumentException naming the key
-   */
-  public void checkProxyProtocol() {
-    if (!proxyTrustedPeers.isBlank() && !netServerOptions.isUseProxyProtocol()) {
-      throw new IllegalArgumentException("proxyTrustedPeers: set with netServerOptions.useProxyProtocol false, so it would be "
-        + "ignored");
-    }
-    if (netServerOptions.isUseProxyProtocol() && isTls()) {
-      throw new IllegalArgumentException("netServerOptions.useProxyProtocol: not supported with TLS served by frame-echo; "
-        + "terminate TLS at the balancer, or serve plain TCP behind it");
-    }
-  }
-
-  /** How the PROXY protocol is set, for the start-up line and {@code check-config}. */
-  public String describeProxyProtocol() {
-    return !netServerOptions.isUseProxyProtocol() ? "off"
-      : "v1/v2 from " + (proxyTrustedPeers.isBlank() ? "any peer" : proxyTrustedPeers.replace(" ", ""));
   }
 
   public String getTransport() {

@@ -8,7 +8,7 @@ import io.vertx.core.net.ServerSSLOptions;
 
 /**
  * A frame-echo server: accepts TCP (or TLS) connections and answers each request frame through a
- * {@link RequestHandler} ({@link EchoHandler} unless told otherwise).
+ * {@link RequestHandler} (the built-in echo unless told otherwise).
  * <pre>{@code
  * FrameEchoServer.create(vertx, new FrameEchoOptions().setPort(0))
  *   .requestHandler(request -> Future.succeededFuture(request))
@@ -22,7 +22,7 @@ public interface FrameEchoServer {
 
   /** A server with {@code options} (copied), not listening yet. */
   static FrameEchoServer create(Vertx vertx, FrameEchoOptions options) {
-    return new DelegatingFrameEchoServer(new FrameEchoServerImpl(vertx, options));
+    return new FrameEchoServerImpl(vertx, options);
   }
 
   /**

@@ -2,7 +2,9 @@ package io.frameecho.server;
 
 import io.vertx.core.Future;
 import io.frameecho.server.impl.FrameEchoServerImpl;
+import io.frameecho.server.impl.EventBusHandler;
 import io.frameecho.server.impl.StartupChecks;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.VertxException;
 import org.slf4j.Logger;

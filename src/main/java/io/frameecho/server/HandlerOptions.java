@@ -21,6 +21,11 @@ public class HandlerOptions {
 
   public static final String DEFAULT_TYPE = ECHO;
   public static final String DEFAULT_ADDRESS = "frame-echo.requests";
+  /**
+   * The header that marks the event-bus handler's probe for a consumer (an empty {@code Buffer}): a consumer may answer
+   * it with anything, or not at all.
+   */
+  public static final String PROBE_HEADER = "frame-echo-probe";
   public static final long DEFAULT_TIMEOUT_MS = 10_000;
   public static final int DEFAULT_MAX_IN_FLIGHT = 128;
   /** No re-sending: a request that a lost node had fails at {@code timeoutMs}. */

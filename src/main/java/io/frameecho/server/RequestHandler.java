@@ -13,8 +13,8 @@ import io.vertx.core.buffer.Buffer;
  * connection after the responses to the earlier requests, since the protocol has no error frame; so does a
  * {@code null} future or a future completed with {@code null} (with one WARN line saying so).
  * <p>
- * Any handler replaces the built-in echo: the default {@link EchoHandler} is answered by a zero-copy fast path in the
- * connection, not by its {@code handle} method (see there).
+ * Any handler replaces the built-in echo, which the server answers without a handler: with the request frame's own
+ * bytes, header included, and without a copy.
  */
 @FunctionalInterface
 public interface RequestHandler {

@@ -1,7 +1,7 @@
 package io.frameecho.cluster;
 
 import io.frameecho.server.EventBusFailure;
-import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.impl.EventBusHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.HandlerOptions;
 import io.frameecho.testkit.LogCapture;
@@ -106,7 +106,7 @@ class ClusterNodeLossTest {
         // A crash is noisy: the members warn, the manager's clean-up and B's Vert.x log errors as the cluster goes, and
         // the handler says a node left. Kept out of the build's output from here to the end.
         for (String logger : List.of("io.vertx.spi.cluster.hazelcast", "io.vertx.core.impl.VertxImpl",
-          "io.frameecho.server.MemberWatch")) {
+          "io.frameecho.server.impl.MemberWatch")) {
           quiet.add(LogCapture.named(logger));
         }
         cluster.hazelcast(1).getLifecycleService().terminate();
@@ -156,7 +156,7 @@ class ClusterNodeLossTest {
         assertTrue(await(handler.checkConsumer()), "B's consumer is found at start");
 
         for (String logger : List.of("io.vertx.spi.cluster.hazelcast", "io.vertx.core.impl.VertxImpl",
-          "io.frameecho.server.MemberWatch", "io.frameecho.server.EventBusHandler")) {
+          "io.frameecho.server.impl.MemberWatch", "io.frameecho.server.impl.EventBusHandler")) {
           quiet.add(LogCapture.named(logger));
         }
         cluster.hazelcast(1).getLifecycleService().terminate();
@@ -172,7 +172,7 @@ class ClusterNodeLossTest {
   }
 
   private static boolean isProbe(Message<Buffer> m) {
-    return m.body().toString().equals("probe") || m.headers().contains(EventBusHandler.PROBE_HEADER);
+    return m.body().toString().equals("probe") || m.headers().contains(HandlerOptions.PROBE_HEADER);
   }
 
   /** Subscriptions reach node A a moment after they are made: ask until two in a row are answered (B's and C's). */

@@ -1,8 +1,8 @@
 package io.frameecho.cluster;
 
 import io.frameecho.protocol.Frames;
+import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
@@ -60,7 +60,7 @@ class ClusterTest {
     await(nodeB.eventBus().<Buffer>consumer(address, message -> {
       // The test's own probe (is the consumer known across the cluster?) and frame-echo's (is there a consumer?,
       // sent at start): answered at once, and not requests.
-      if (message.body().toString().equals("probe") || message.headers().contains(EventBusHandler.PROBE_HEADER)) {
+      if (message.body().toString().equals("probe") || message.headers().contains(HandlerOptions.PROBE_HEADER)) {
         message.reply(Buffer.buffer("probe"));
       } else {
         consumer.accept(message);

@@ -1,7 +1,7 @@
 package io.frameecho.ops;
 
 import io.frameecho.protocol.Frames;
-import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.impl.EventBusHandler;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;

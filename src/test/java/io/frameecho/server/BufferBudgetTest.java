@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.netty.buffer.ByteBuf;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.Frames;

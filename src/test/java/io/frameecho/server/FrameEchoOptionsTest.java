@@ -1,5 +1,7 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.StartupChecks;
+
 import io.vertx.core.net.NetServerOptions;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -196,10 +198,10 @@ class FrameEchoOptionsTest {
   @Test
   void aHostOrPortInVertxsOwnOptionsIsRefusedNotReplaced() {
     FrameEchoOptions hosted = new FrameEchoOptions().setNetServerOptions(new NetServerOptions().setHost("127.0.0.1"));
-    IllegalArgumentException host = assertThrows(IllegalArgumentException.class, hosted::checkListenAddress);
+    IllegalArgumentException host = assertThrows(IllegalArgumentException.class, () -> StartupChecks.checkOptions(hosted));
     assertTrue(host.getMessage().startsWith("netServerOptions.host: set it with FrameEchoOptions.setHost"), host.getMessage());
     FrameEchoOptions ported = new FrameEchoOptions().setNetServerOptions(new NetServerOptions().setPort(7000));
-    assertThrows(IllegalArgumentException.class, ported::checkListenAddress);
-    new FrameEchoOptions().setHost("127.0.0.1").setNetServerOptions(new NetServerOptions().setTcpKeepAlive(true)).checkListenAddress();
+    assertThrows(IllegalArgumentException.class, () -> StartupChecks.checkOptions(ported));
+    StartupChecks.checkOptions(new FrameEchoOptions().setHost("127.0.0.1").setNetServerOptions(new NetServerOptions().setTcpKeepAlive(true)));
   }
 }

@@ -1,5 +1,6 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.connection.EchoHandler;
 import ch.qos.logback.classic.Level;
 import io.frameecho.protocol.Frames;
 import io.frameecho.testkit.LogCapture;

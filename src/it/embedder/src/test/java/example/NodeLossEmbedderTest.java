@@ -4,7 +4,6 @@ import com.hazelcast.config.Config;
 import com.hazelcast.config.XmlConfigBuilder;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.EventBusFailure;
-import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoVerticle;
@@ -80,7 +79,7 @@ class NodeLossEmbedderTest {
       // B answers probes (the test's and the handler's) and holds every request.
       CompletableFuture<Message<Buffer>> heldByB = new CompletableFuture<>();
       await(nodeB.eventBus().<Buffer>consumer(address, m -> {
-        if (m.headers().contains(EventBusHandler.PROBE_HEADER)) {
+        if (m.headers().contains(HandlerOptions.PROBE_HEADER)) {
           m.reply(Buffer.buffer());
         } else {
           heldByB.complete(m);
@@ -143,7 +142,7 @@ class NodeLossEmbedderTest {
 
   /** A subscription reaches node A a moment after it is made: probe until one is answered. */
   private static Future<Void> reachable(Vertx nodeA, String address, int attemptsLeft) {
-    DeliveryOptions probe = new DeliveryOptions().setSendTimeout(200).addHeader(EventBusHandler.PROBE_HEADER, "test");
+    DeliveryOptions probe = new DeliveryOptions().setSendTimeout(200).addHeader(HandlerOptions.PROBE_HEADER, "test");
     return nodeA.eventBus().request(address, Buffer.buffer(), probe).<Void>mapEmpty()
       .recover(err -> attemptsLeft <= 1 ? Future.failedFuture(err)
         : nodeA.timer(100, TimeUnit.MILLISECONDS).compose(t -> reachable(nodeA, address, attemptsLeft - 1)));

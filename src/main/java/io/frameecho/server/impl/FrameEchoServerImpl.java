@@ -1,9 +1,9 @@
 package io.frameecho.server.impl;
 
-import io.frameecho.server.EchoHandler;
-import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
+import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.MetricsOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.connection.AcceptedSocket;
@@ -44,7 +44,7 @@ import java.util.function.Supplier;
  * connections ended {@link Drain}'s, what start-up says {@link StartupChecks}', the answer to readiness {@link
  * Readiness}'. Its connections' limits and budget are the deployment's ({@link ConnectionLimits}).
  */
-public final class FrameEchoServerImpl {
+public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** The facade's logger name ({@code io.frameecho.server.FrameEchoServer}): the one operators configure and see on the listening and shutdown lines. */
   public static final String LOGGER = "io.frameecho.server.FrameEchoServer";
@@ -98,18 +98,20 @@ public final class FrameEchoServerImpl {
     this.shutdownPacer = new ShutdownPacer(ticker);
   }
 
-  /** See {@code FrameEchoServer.requestHandler}. */
-  public void requestHandler(RequestHandler handler) {
+  @Override
+  public FrameEchoServer requestHandler(RequestHandler handler) {
     this.requestHandler = Objects.requireNonNull(handler, "handler");
+    return this;
   }
 
-  /** See {@code FrameEchoServer.metrics}. */
-  public void metrics(FrameEchoMetrics metrics) {
+  @Override
+  public FrameEchoServer metrics(FrameEchoMetrics metrics) {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
+    return this;
   }
 
-  /** See {@code FrameEchoServer.listen}. */
-  public Future<Void> listen() {
+  @Override
+  public Future<FrameEchoServer> listen() {
     if (netServer != null) {
       return Future.failedFuture(new IllegalStateException("already listening"));
     }
@@ -131,13 +133,13 @@ public final class FrameEchoServerImpl {
       }
     }
     // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
-    ServerSSLOptions tls = options.serverSslOptions();
+    ServerSSLOptions tls = StartupChecks.serverSslOptions(options);
     netOptions.setSsl(false);
     SSLEngineOptions engine = netOptions.getSslEngineOptions();
     Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls, engine)
       .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException
         ? new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e) : e));
-    return material.compose(loaded -> listen(netOptions, tls, loaded));
+    return material.compose(loaded -> listen(netOptions, tls, loaded)).map(this);
   }
 
   private Future<Void> listen(NetServerOptions netOptions, ServerSSLOptions configuredTls, ServerSSLOptions tls) {
@@ -292,12 +294,12 @@ public final class FrameEchoServerImpl {
     }
   }
 
-  /** See {@code FrameEchoServer.updateTls}. */
+  @Override
   public Future<Void> updateTls(ServerSSLOptions tls) {
     return handshakes == null ? notTls() : handshakes.update(Objects.requireNonNull(tls, "tls"));
   }
 
-  /** See {@code FrameEchoServer.reloadTls}. */
+  @Override
   public Future<Void> reloadTls() {
     return handshakes == null ? notTls() : handshakes.reload();
   }
@@ -311,7 +313,7 @@ public final class FrameEchoServerImpl {
     return TlsHandshakes.reloadAll(vertx);
   }
 
-  /** See {@code FrameEchoServer.actualPort}. */
+  @Override
   public int actualPort() {
     return netServer == null ? 0 : netServer.actualPort();
   }
@@ -322,6 +324,7 @@ public final class FrameEchoServerImpl {
    * yet stays queued until the listener closes (and moves to another listener of a reuseport group with Linux's
    * {@code tcp_migrate_req}), and one already accepted is served.
    */
+  @Override
   public Future<Void> shutdown() {
     if (netServer == null) {
       return Future.succeededFuture();
@@ -370,7 +373,7 @@ public final class FrameEchoServerImpl {
     return shutdown;
   }
 
-  /** See {@code FrameEchoServer.close}. */
+  @Override
   public Future<Void> close() {
     if (netServer == null) {
       return Future.succeededFuture();
@@ -394,7 +397,7 @@ public final class FrameEchoServerImpl {
       .onComplete(ar -> detach());
   }
 
-  /** See {@code FrameEchoServer.drainAndShutdown}. */
+  @Override
   public Future<Void> drainAndShutdown() {
     operations.draining();
     long delay = options.getDrainDelayMs();

@@ -1,6 +1,5 @@
 package io.frameecho.server.impl;
 
-import io.frameecho.server.EventBusHandler;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.shared.ConnectionLimits;

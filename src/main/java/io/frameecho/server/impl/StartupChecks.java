@@ -1,8 +1,7 @@
 package io.frameecho.server.impl;
 
 import io.frameecho.server.impl.shared.ServedAddresses;
-import io.frameecho.server.EchoHandler;
-import io.frameecho.server.EventBusHandler;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.RequestHandler;
@@ -11,6 +10,7 @@ import io.frameecho.server.impl.netty.Internals;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetServerOptions;
+import io.vertx.core.net.ServerSSLOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -97,18 +97,14 @@ public final class StartupChecks {
         ? "" : " (all interfaces)"),
       tls ? " with TLS" : "", transport, maxFrameSize,
       options.getWriteQueueMaxSize(), handler, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), options.describeKeepAlive(), options.describeProxyProtocol(), options.getFrameTimeoutMs(),
+      options.getIdleGiveWayMs(), budgetLimit, options.getBudgetGraceMs(), options.getIdleTimeoutMs(), describeKeepAlive(options), describeProxyProtocol(options), options.getFrameTimeoutMs(),
       options.getWriteStallTimeoutMs(), options.getLingerTimeoutMs(), options.getShutdownTimeoutMs());
   }
 
   /** Vert.x's options from {@code netServerOptions}, then ours on top. */
   static NetServerOptions netServerOptions(FrameEchoOptions options) {
     try {
-      options.checkTls();
-      options.checkListenAddress();
-      options.checkKeepAlive();
-      options.checkPromises();
-      options.checkProxyProtocol();
+      checkOptions(options);
       if (options.getNetServerOptions().isUseProxyProtocol() && !Internals.proxyCodecPresent()) {
         throw new IllegalArgumentException("netServerOptions.useProxyProtocol: needs io.netty:netty-codec-haproxy on the class "
           + "path (the runnable jar has it): add it to the application, at its Netty's version");
@@ -118,7 +114,7 @@ public final class StartupChecks {
     }
     // The PROXY protocol's header is read by frame-echo once a socket has its slot (ProxyHeaders); Vert.x's own reader
     // would run before the socket is counted anywhere.
-    NetServerOptions netOptions = options.keepAlive(new NetServerOptions(options.getNetServerOptions()))
+    NetServerOptions netOptions = keepAlive(options, new NetServerOptions(options.getNetServerOptions()))
       .setUseProxyProtocol(false)
       .setHost(options.getHost())
       .setPort(options.getPort());
@@ -197,5 +193,189 @@ public final class StartupChecks {
     logListening(options, address, tls, Internals.transportName(vertx), describeHandler(handler, options.getHandler()),
       budgetLimit);
     warnIfTooFewDescriptors(options.getMaxConnections());
+  }
+
+  /**
+   * Checks the settings that are wrong together (each setter checks its own value): a bad combination throws
+   * {@link IllegalArgumentException} naming the key and the reason.
+   */
+  public static void checkOptions(FrameEchoOptions o) {
+    checkTls(o);
+    checkListenAddress(o);
+    checkKeepAlive(o);
+    checkPromises(o);
+    checkProxyProtocol(o);
+  }
+
+  /**
+   * A server listens on a unix socket or on a host and port, not both: {@code unixSocket} with a host or port other
+   * than the defaults is refused rather than one of them being ignored; and on frame-echo's host and port, not on
+   * a host or port set in Vert.x's options, which are refused too.
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  private static void checkListenAddress(FrameEchoOptions o) {
+    // From Java, Vert.x's options may carry a host or port of their own: the server listens on frame-echo's, so a
+    // different one is refused rather than silently replaced (a host of 127.0.0.1 would have become 0.0.0.0).
+    NetServerOptions vertxDefaults = new NetServerOptions();
+    if (!java.util.Objects.equals(o.getNetServerOptions().getHost(), vertxDefaults.getHost())) {
+      throw new IllegalArgumentException("netServerOptions.host: set it with FrameEchoOptions.setHost (the top-level key "
+        + "'host'), not in Vert.x's options: " + o.getNetServerOptions().getHost());
+    }
+    if (o.getNetServerOptions().getPort() != vertxDefaults.getPort()) {
+      throw new IllegalArgumentException("netServerOptions.port: set it with FrameEchoOptions.setPort (the top-level key "
+        + "'port'), not in Vert.x's options: " + o.getNetServerOptions().getPort());
+    }
+    if (!o.getUnixSocket().isEmpty() && (!FrameEchoOptions.DEFAULT_HOST.equals(o.getHost()) || o.getPort() != FrameEchoOptions.DEFAULT_PORT)) {
+      throw new IllegalArgumentException("unixSocket: a server listens on a unix socket or on host and port, not both; "
+        + "leave host and port at their defaults (" + FrameEchoOptions.DEFAULT_HOST + ", " + FrameEchoOptions.DEFAULT_PORT + ") or unixSocket empty");
+    }
+  }
+
+  /**
+   * TLS settings that would be ignored, or fail at start, are refused: {@code ssl} without key material, and key
+   * material, trust or {@code clientAuth} without TLS (the server would serve plain TCP).
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  static void checkTls(FrameEchoOptions o) {
+    NetServerOptions net = o.getNetServerOptions();
+    boolean keyMaterial = o.getTls() != null || net.getKeyCertOptions() != null;
+    if (net.isSsl() && !keyMaterial) {
+      throw new IllegalArgumentException("netServerOptions.ssl: TLS needs a key and certificate: the tls section, or "
+        + "pemKeyCertOptions, pfxKeyCertOptions or keyStoreOptions in netServerOptions");
+    }
+    if (o.getTls() == null && !net.isSsl()) {
+      if (net.getKeyCertOptions() != null) {
+        throw new IllegalArgumentException("netServerOptions: key and certificate given without \"ssl\": true; the server "
+          + "would serve plain TCP");
+      }
+      if (net.getTrustOptions() != null || net.getClientAuth() != io.vertx.core.http.ClientAuth.NONE) {
+        throw new IllegalArgumentException("netServerOptions: trust or clientAuth given without TLS; the server would serve "
+          + "plain TCP and authenticate no client");
+      }
+    }
+  }
+
+  /**
+   * The TLS the server serves, as Vert.x's options: {@code netServerOptions}' with the {@code tls} section's PEM files
+   * as key and certificate; null for plain TCP.
+   */
+  public static ServerSSLOptions serverSslOptions(FrameEchoOptions o) {
+    if (!o.isTls()) {
+      return null;
+    }
+    NetServerOptions net = new NetServerOptions(o.getNetServerOptions()).setSsl(true);
+    if (o.getTls() != null) {
+      net.setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions().setCertPath(o.getTls().getCertPath()).setKeyPath(o.getTls().getKeyPath()));
+    }
+    return net.getSslOptions().copy();
+  }
+
+  /**
+   * Vert.x's options with frame-echo's keep-alive applied: as given when {@code netServerOptions} turns
+   * {@code tcpKeepAlive} on itself, else {@code keepAliveSeconds}' (idle, a third of it between probes, three probes).
+   * Vert.x sets idle, interval and count on epoll and io_uring; on NIO the kernel's
+   * {@code net.ipv4.tcp_keepalive_*} apply.
+   */
+  static NetServerOptions keepAlive(FrameEchoOptions o, NetServerOptions net) {
+    if (net.isTcpKeepAlive() || o.getKeepAliveSeconds() == 0 || !o.getUnixSocket().isEmpty()) {
+      return net;
+    }
+    // Through TCPSSLOptions, whose setters have one signature on every Vert.x 5 line (NetServerOptions overrides
+    // some with its own return type on one line and not on another: a call compiled against it fails on the other).
+    io.vertx.core.net.TCPSSLOptions tcp = net;
+    tcp.setTcpKeepAlive(true);
+    tcp.setTcpKeepAliveIdleSeconds(o.getKeepAliveSeconds());
+    tcp.setTcpKeepAliveIntervalSeconds(Math.max(1, o.getKeepAliveSeconds() / 3));
+    tcp.setTcpKeepAliveCount(3);
+    return net;
+  }
+
+  /** How keep-alive is set, for the start-up line and {@code check-config}: {@code 300s}, {@code off}, or Vert.x's. */
+  public static String describeKeepAlive(FrameEchoOptions o) {
+    NetServerOptions net = o.getNetServerOptions();
+    if (net.isTcpKeepAlive()) {
+      return "netServerOptions (idle " + orKernel(net.getTcpKeepAliveIdleSeconds()) + ", interval "
+        + orKernel(net.getTcpKeepAliveIntervalSeconds()) + ", count " + orKernel(net.getTcpKeepAliveCount()) + ")";
+    }
+    return o.getKeepAliveSeconds() == 0 ? "off" : !o.getUnixSocket().isEmpty() ? "off (unix socket)" : o.getKeepAliveSeconds() + "s";
+  }
+
+  private static String orKernel(int value) {
+    return value > 0 ? String.valueOf(value) : "the kernel's";
+  }
+
+  /**
+   * Vert.x options that would bypass what frame-echo promises (responses in order, reading paused by the write queue
+   * and the buffer budget, every close with its reason, a lingering close) are refused, each with why.
+   *
+   * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
+   */
+  private static void checkPromises(FrameEchoOptions o) {
+    NetServerOptions net = o.getNetServerOptions();
+    NetServerOptions vertx = new NetServerOptions();
+    if (net.isRegisterWriteHandler()) {
+      throw refused("registerWriteHandler", "it registers an event-bus consumer per socket through which any code may write "
+        + "to the socket past frame-echo's ordered responses and buffer budget");
+    }
+    if (net.getTrafficShapingOptions() != null) {
+      throw refused("trafficShapingOptions", "Netty's traffic shaper turns reading back on behind frame-echo's read gate, so "
+        + "bytes held grow past maxBufferedBytes and the write queue while connections count as paused; bound clients with "
+        + "maxConnectionsPerIp and maxBufferedBytes");
+    }
+    for (String[] idle : new String[][] {{"idleTimeout", String.valueOf(net.getIdleTimeout())},
+        {"readIdleTimeout", String.valueOf(net.getReadIdleTimeout())}, {"writeIdleTimeout", String.valueOf(net.getWriteIdleTimeout())}}) {
+      if (!"0".equals(idle[1])) {
+        throw refused(idle[0], "Vert.x would close connections itself, without their responses or a close reason; use "
+          + "idleTimeoutMs, frameTimeoutMs and writeStallTimeoutMs");
+      }
+    }
+    if (net.getIdleTimeoutUnit() != vertx.getIdleTimeoutUnit()) {
+      throw refused("idleTimeoutUnit", "the unit of Vert.x's idleTimeout, which is refused; use idleTimeoutMs");
+    }
+    if (net.getSoLinger() != vertx.getSoLinger()) {
+      throw refused("soLinger", "SO_LINGER makes a close reset the connection (0) or wait in the kernel instead of "
+        + "frame-echo's lingering close, and a reset discards responses the client has not read yet");
+    }
+  }
+
+  private static IllegalArgumentException refused(String key, String why) {
+    return new IllegalArgumentException("netServerOptions." + key + ": refused: " + why);
+  }
+
+  /**
+   * {@code keepAliveSeconds} and Vert.x's {@code tcpKeepAlive} both set would leave one ignored: refused.
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  private static void checkKeepAlive(FrameEchoOptions o) {
+    if (o.getNetServerOptions().isTcpKeepAlive() && o.getKeepAliveSeconds() != FrameEchoOptions.DEFAULT_KEEP_ALIVE_SECONDS) {
+      throw new IllegalArgumentException("keepAliveSeconds: netServerOptions.tcpKeepAlive sets keep-alive itself and would "
+        + "win; set one of them (keepAliveSeconds alone, or netServerOptions' tcpKeepAlive with its idle, interval and count)");
+    }
+  }
+
+  /**
+   * The PROXY protocol's settings that would be ignored or cannot work are refused: {@code proxyTrustedPeers} without
+   * {@code useProxyProtocol}, and the PROXY protocol with TLS served here (terminate TLS at the balancer).
+   *
+   * @throws IllegalArgumentException naming the key
+   */
+  private static void checkProxyProtocol(FrameEchoOptions o) {
+    if (!o.getProxyTrustedPeers().isBlank() && !o.getNetServerOptions().isUseProxyProtocol()) {
+      throw new IllegalArgumentException("proxyTrustedPeers: set with netServerOptions.useProxyProtocol false, so it would be "
+        + "ignored");
+    }
+    if (o.getNetServerOptions().isUseProxyProtocol() && o.isTls()) {
+      throw new IllegalArgumentException("netServerOptions.useProxyProtocol: not supported with TLS served by frame-echo; "
+        + "terminate TLS at the balancer, or serve plain TCP behind it");
+    }
+  }
+
+  /** How the PROXY protocol is set, for the start-up line and {@code check-config}. */
+  public static String describeProxyProtocol(FrameEchoOptions o) {
+    return !o.getNetServerOptions().isUseProxyProtocol() ? "off"
+      : "v1/v2 from " + (o.getProxyTrustedPeers().isBlank() ? "any peer" : o.getProxyTrustedPeers().replace(" ", ""));
   }
 }

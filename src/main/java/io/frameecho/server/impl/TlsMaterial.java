@@ -232,8 +232,8 @@ final class TlsMaterial {
   static Future<Void> check(Vertx vertx, FrameEchoOptions options) {
     ServerSSLOptions tls;
     try {
-      options.checkTls();
-      tls = options.serverSslOptions();
+      StartupChecks.checkTls(options);
+      tls = StartupChecks.serverSslOptions(options);
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(e);
     }

@@ -1,6 +1,6 @@
 /**
- * The server behind the {@code io.frameecho.server.FrameEchoServer} facade (which delegates to it; nothing here
- * imports the facade): {@link io.frameecho.server.impl.FrameEchoServerImpl} listens, shuts down and closes;
+ * The implementation of {@code io.frameecho.server.FrameEchoServer}:
+ * {@link io.frameecho.server.impl.FrameEchoServerImpl} listens, shuts down and closes;
  * {@link io.frameecho.server.impl.Admission} serves each accepted socket, lets it wait for a connection to give way,
  * or turns it away; {@link io.frameecho.server.impl.Drain} counts how shutdown's connections ended;
  * {@link io.frameecho.server.impl.StartupChecks} checks the options before binding and says what start-up must say;

@@ -1,6 +1,6 @@
 package io.frameecho.server.impl;
 
-import io.frameecho.server.EchoHandler;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.testkit.VirtualTicker;

@@ -1,7 +1,7 @@
 package io.frameecho.server.impl;
 
 import ch.qos.logback.classic.Level;
-import io.frameecho.server.EchoHandler;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
 import io.frameecho.server.HandlerOptions;

@@ -3,7 +3,6 @@ package io.frameecho.server.impl.connection;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.EchoHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;

@@ -1,6 +1,6 @@
 package io.frameecho.server.impl.connection;
 
-import io.frameecho.server.EchoHandler;
+import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.shared.BufferBudget;

@@ -1,5 +1,7 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandlerOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -30,7 +32,7 @@ final class ConsumerProbe {
   ConsumerProbe(Vertx vertx, String address, long timeoutMs) {
     this.vertx = vertx;
     this.address = address;
-    this.probe = new DeliveryOptions().setSendTimeout(timeoutMs).addHeader(EventBusHandler.PROBE_HEADER, "1");
+    this.probe = new DeliveryOptions().setSendTimeout(timeoutMs).addHeader(HandlerOptions.PROBE_HEADER, "1");
   }
 
   boolean present() {

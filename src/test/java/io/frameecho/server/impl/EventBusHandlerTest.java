@@ -1,5 +1,8 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
+import io.frameecho.server.EventBusFailure;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandlerOptions;
 import io.frameecho.testkit.LogCapture;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

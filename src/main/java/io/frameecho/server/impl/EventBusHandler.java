@@ -1,5 +1,9 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
+import io.frameecho.server.EventBusFailure;
+import io.frameecho.server.FrameEchoMetrics;
+import io.frameecho.server.HandlerOptions;
+import io.frameecho.server.RequestHandler;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -41,15 +45,12 @@ import java.util.function.LongPredicate;
  * <p>
  * It also knows whether the address has a consumer, for readiness: a request that finds none (Vert.x's
  * {@code NO_HANDLERS}) says there is none, with one WARN line; from then on, once a second, a probe (an empty
- * {@code Buffer} with the header {@value #PROBE_HEADER}) asks again until one is there, with one INFO line. The
+ * {@code Buffer} with the header {@value HandlerOptions#PROBE_HEADER}) asks again until one is there, with one INFO line. The
  * server probes at start too, and on a clustered Vert.x each time a node leaves (the members are read once a second
  * while idle), so that the last consumer's node going turns readiness off before a request fails. A consumer may
  * answer a probe or ignore it.
  */
 public final class EventBusHandler implements RequestHandler {
-
-  /** The header that marks a probe: a consumer may answer it with anything, or not at all. */
-  public static final String PROBE_HEADER = "frame-echo-probe";
 
   private final Vertx vertx;
   private final String address;

@@ -1,4 +1,4 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
 import io.frameecho.server.impl.netty.ClusterView;
 import io.vertx.core.Context;

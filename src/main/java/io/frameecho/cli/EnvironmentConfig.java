@@ -1,7 +1,8 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.impl.ConfigKeys;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.OptionKey;
+import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
@@ -37,7 +38,7 @@ final class EnvironmentConfig {
 
   private static Map<String, Map.Entry<String, OptionKey.Type>> variables() {
     Map<String, Map.Entry<String, OptionKey.Type>> vars = new LinkedHashMap<>();
-    for (OptionKey<?, ?> key : FrameEchoOptions.keys()) {
+    for (OptionKey<?, ?> key : ConfigKeys.FRAME_ECHO) {
       addVariables(vars, "", key);
     }
     return vars;

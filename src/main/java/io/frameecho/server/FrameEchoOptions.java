@@ -1,5 +1,9 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
+import io.frameecho.server.impl.NetServerOptionsJson;
 import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.StartupChecks;
@@ -12,7 +16,7 @@ import java.util.List;
  * The server's settings, with their defaults and the one place where they are validated.
  * <p>
  * What each key means, its default and its range are described once, in the configuration table of
- * {@code src/docs/OPERATING.md} (a test checks that table against {@link #keys()} and these defaults); the setters
+ * {@code src/docs/OPERATING.md} (a test checks that table against the keys and these defaults); the setters
  * here say only what a Java caller needs besides.
  * <p>
  * {@link #FrameEchoOptions(JsonObject)} reads the verticle's {@code config()}: an absent key keeps its
@@ -44,38 +48,6 @@ public class FrameEchoOptions {
   public static final String DEFAULT_TRANSPORT = "auto";
   private static final List<String> TRANSPORTS = List.of("auto", "nio", "epoll", "io_uring");
 
-  /** The configuration's keys, in {@code conf/config.json}'s order: the one place each is written. */
-  private static final List<OptionKey<FrameEchoOptions, ?>> KEYS = List.of(
-    OptionKey.string("host", FrameEchoOptions::getHost, FrameEchoOptions::setHost),
-    OptionKey.integer("port", FrameEchoOptions::getPort, FrameEchoOptions::setPort),
-    OptionKey.string("unixSocket", FrameEchoOptions::getUnixSocket, FrameEchoOptions::setUnixSocket),
-    OptionKey.integer("maxFrameSize", FrameEchoOptions::getMaxFrameSize, FrameEchoOptions::setMaxFrameSize),
-    OptionKey.typedObject("framing", json -> LengthField.fromJson(json, "framing."), FrameEchoOptions::getFraming,
-      FrameEchoOptions::setFraming, LengthField::toJson, framing -> framing),
-    OptionKey.integer("writeQueueMaxSize", FrameEchoOptions::getWriteQueueMaxSize, FrameEchoOptions::setWriteQueueMaxSize),
-    OptionKey.section("handler", HandlerOptions.KEYS, HandlerOptions::new, HandlerOptions::new, HandlerOptions::toJson,
-      FrameEchoOptions::getHandler, FrameEchoOptions::setHandler),
-    OptionKey.integer("maxConnections", FrameEchoOptions::getMaxConnections, FrameEchoOptions::setMaxConnections),
-    OptionKey.integer("maxConnectionsPerIp", FrameEchoOptions::getMaxConnectionsPerIp, FrameEchoOptions::setMaxConnectionsPerIp),
-    OptionKey.longInteger("idleGiveWayMs", FrameEchoOptions::getIdleGiveWayMs, FrameEchoOptions::setIdleGiveWayMs),
-    OptionKey.longInteger("maxBufferedBytes", FrameEchoOptions::getMaxBufferedBytes, FrameEchoOptions::setMaxBufferedBytes),
-    OptionKey.longInteger("budgetGraceMs", FrameEchoOptions::getBudgetGraceMs, FrameEchoOptions::setBudgetGraceMs),
-    OptionKey.longInteger("idleTimeoutMs", FrameEchoOptions::getIdleTimeoutMs, FrameEchoOptions::setIdleTimeoutMs),
-    OptionKey.integer("keepAliveSeconds", FrameEchoOptions::getKeepAliveSeconds, FrameEchoOptions::setKeepAliveSeconds),
-    OptionKey.longInteger("frameTimeoutMs", FrameEchoOptions::getFrameTimeoutMs, FrameEchoOptions::setFrameTimeoutMs),
-    OptionKey.longInteger("writeStallTimeoutMs", FrameEchoOptions::getWriteStallTimeoutMs, FrameEchoOptions::setWriteStallTimeoutMs),
-    OptionKey.longInteger("lingerTimeoutMs", FrameEchoOptions::getLingerTimeoutMs, FrameEchoOptions::setLingerTimeoutMs),
-    OptionKey.longInteger("shutdownTimeoutMs", FrameEchoOptions::getShutdownTimeoutMs, FrameEchoOptions::setShutdownTimeoutMs),
-    OptionKey.optionalSection("tls", TlsOptions.KEYS, TlsOptions::new, TlsOptions::new, TlsOptions::toJson,
-      FrameEchoOptions::getTls, FrameEchoOptions::setTls),
-    OptionKey.typedObject("netServerOptions", NetServerOptionsJson::read, FrameEchoOptions::getNetServerOptions,
-      FrameEchoOptions::setNetServerOptions, NetServerOptionsJson::write, NetServerOptions::new),
-    OptionKey.string("proxyTrustedPeers", FrameEchoOptions::getProxyTrustedPeers, FrameEchoOptions::setProxyTrustedPeers),
-    OptionKey.string("transport", FrameEchoOptions::getTransport, FrameEchoOptions::setTransport),
-    OptionKey.longInteger("drainDelayMs", FrameEchoOptions::getDrainDelayMs, FrameEchoOptions::setDrainDelayMs),
-    OptionKey.string("handoverSocket", FrameEchoOptions::getHandoverSocket, FrameEchoOptions::setHandoverSocket),
-    OptionKey.section("metrics", MetricsOptions.KEYS, MetricsOptions::new, MetricsOptions::new, MetricsOptions::toJson,
-      FrameEchoOptions::getMetrics, FrameEchoOptions::setMetrics));
 
   /** The longest unix socket path, in bytes: Linux's {@code sun_path} is 108 bytes with the closing NUL. */
   public static final int MAX_UNIX_SOCKET_PATH_BYTES = 107;
@@ -116,7 +88,7 @@ public class FrameEchoOptions {
   }
 
   public FrameEchoOptions(FrameEchoOptions other) {
-    OptionKey.copy(other, this, KEYS);
+    OptionKey.copy(other, this, ConfigKeys.FRAME_ECHO);
   }
 
   /**
@@ -125,7 +97,7 @@ public class FrameEchoOptions {
    * @throws IllegalArgumentException naming the key, on an unknown key or a bad value
    */
   public FrameEchoOptions(JsonObject json) {
-    OptionKey.readJson(json, "", KEYS, this);
+    OptionKey.readJson(json, "", ConfigKeys.FRAME_ECHO, this);
     StartupChecks.checkOptions(this);
   }
 
@@ -134,16 +106,9 @@ public class FrameEchoOptions {
     return tls != null || netServerOptions.isSsl();
   }
 
-  /**
-   * The configuration's keys, sections with their own: the table JSON reading, {@link #toJson()} and the copy
-   * constructor follow, and the launcher's {@code FRAME_ECHO_*} environment variables are named from.
-   */
-  public static List<OptionKey<FrameEchoOptions, ?>> keys() {
-    return KEYS;
-  }
-
+  /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, KEYS);
+    return OptionKey.toJson(this, ConfigKeys.FRAME_ECHO);
   }
 
   public String getHost() {

@@ -1,8 +1,10 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
 import io.vertx.core.json.JsonObject;
 
-import java.util.List;
 
 /**
  * The {@code "handler"} section of the configuration: which application answers request frames.
@@ -35,17 +37,6 @@ public class HandlerOptions {
   /** Well above a consumer's normal reply on loopback or a LAN, well below {@code timeoutMs}. */
   public static final long DEFAULT_NODE_LEFT_GRACE_MS = 500;
 
-  /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
-  static final List<OptionKey<HandlerOptions, ?>> KEYS = List.of(
-    OptionKey.string("type", HandlerOptions::getType, HandlerOptions::setType),
-    OptionKey.string("address", HandlerOptions::getAddress, HandlerOptions::setAddress),
-    // Read as an int, as it always was (a value past 2^31 - 1 is refused), kept as a long.
-    OptionKey.value("timeoutMs", OptionKey.Type.INTEGER, (key, value) -> (long) ConfigValues.integer(key, value),
-      HandlerOptions::getTimeoutMs, HandlerOptions::setTimeoutMs),
-    OptionKey.integer("maxInFlight", HandlerOptions::getMaxInFlight, HandlerOptions::setMaxInFlight),
-    OptionKey.longInteger("resendAfterMs", HandlerOptions::getResendAfterMs, HandlerOptions::setResendAfterMs),
-    OptionKey.longInteger("heldAfterTimeoutMs", HandlerOptions::getHeldAfterTimeoutMs, HandlerOptions::setHeldAfterTimeoutMs),
-    OptionKey.longInteger("nodeLeftGraceMs", HandlerOptions::getNodeLeftGraceMs, HandlerOptions::setNodeLeftGraceMs));
 
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
@@ -59,18 +50,18 @@ public class HandlerOptions {
   }
 
   public HandlerOptions(HandlerOptions other) {
-    OptionKey.copy(other, this, KEYS);
+    OptionKey.copy(other, this, ConfigKeys.HANDLER);
   }
 
   /**
    * @throws IllegalArgumentException naming the key ({@code handler.…}) on an unknown key or a bad value
    */
   public HandlerOptions(JsonObject json) {
-    OptionKey.readJson(json, "handler.", KEYS, this);
+    OptionKey.readJson(json, "handler.", ConfigKeys.HANDLER, this);
   }
 
   public JsonObject toJson() {
-    return OptionKey.toJson(this, KEYS);
+    return OptionKey.toJson(this, ConfigKeys.HANDLER);
   }
 
   public String getType() {

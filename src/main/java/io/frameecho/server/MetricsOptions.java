@@ -1,8 +1,10 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
 import io.vertx.core.json.JsonObject;
 
-import java.util.List;
 
 /**
  * The {@code "metrics"} section: frame-echo's meters, decided per server, and, when asked for ({@code endpoint}), an
@@ -24,14 +26,6 @@ public class MetricsOptions {
   public static final String DEFAULT_REGISTRY_NAME = "";
   public static final String DEFAULT_SERVER = "";
 
-  /** The section's keys, in {@code conf/config.json}'s order: the one place each is written. */
-  static final List<OptionKey<MetricsOptions, ?>> KEYS = List.of(
-    OptionKey.bool("enabled", MetricsOptions::isEnabled, MetricsOptions::setEnabled),
-    OptionKey.string("host", MetricsOptions::getHost, MetricsOptions::setHost),
-    OptionKey.integer("port", MetricsOptions::getPort, MetricsOptions::setPort),
-    OptionKey.bool("endpoint", MetricsOptions::isEndpoint, MetricsOptions::setEndpoint),
-    OptionKey.string("registryName", MetricsOptions::getRegistryName, MetricsOptions::setRegistryName),
-    OptionKey.string("server", MetricsOptions::getServer, MetricsOptions::setServer));
 
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;
@@ -44,18 +38,18 @@ public class MetricsOptions {
   }
 
   public MetricsOptions(MetricsOptions other) {
-    OptionKey.copy(other, this, KEYS);
+    OptionKey.copy(other, this, ConfigKeys.METRICS);
   }
 
   /**
    * @throws IllegalArgumentException naming the key ({@code metrics.…}) on an unknown key or a bad value
    */
   public MetricsOptions(JsonObject json) {
-    OptionKey.readJson(json, "metrics.", KEYS, this);
+    OptionKey.readJson(json, "metrics.", ConfigKeys.METRICS, this);
   }
 
   public JsonObject toJson() {
-    return OptionKey.toJson(this, KEYS);
+    return OptionKey.toJson(this, ConfigKeys.METRICS);
   }
 
   public boolean isEnabled() {

@@ -1,8 +1,9 @@
 package io.frameecho.server;
 
+import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.JsonObject;
 
-import java.util.List;
 
 /**
  * The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key.
@@ -11,10 +12,6 @@ import java.util.List;
  */
 public class TlsOptions {
 
-  /** The section's keys: the one place each is written. */
-  static final List<OptionKey<TlsOptions, ?>> KEYS = List.of(
-    OptionKey.string("certPath", TlsOptions::getCertPath, TlsOptions::setCertPath),
-    OptionKey.string("keyPath", TlsOptions::getKeyPath, TlsOptions::setKeyPath));
 
   private String certPath;
   private String keyPath;
@@ -23,7 +20,7 @@ public class TlsOptions {
   }
 
   public TlsOptions(TlsOptions other) {
-    OptionKey.copy(other, this, KEYS);
+    OptionKey.copy(other, this, ConfigKeys.TLS);
   }
 
   /**
@@ -31,14 +28,14 @@ public class TlsOptions {
    *   missing path
    */
   public TlsOptions(JsonObject json) {
-    OptionKey.readJson(json, "tls.", KEYS, this);
+    OptionKey.readJson(json, "tls.", ConfigKeys.TLS, this);
     if (certPath == null || keyPath == null) {
       throw new IllegalArgumentException("tls: both tls.certPath and tls.keyPath are required");
     }
   }
 
   public JsonObject toJson() {
-    return OptionKey.toJson(this, KEYS);
+    return OptionKey.toJson(this, ConfigKeys.TLS);
   }
 
   public String getCertPath() {

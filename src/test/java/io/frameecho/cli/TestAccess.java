@@ -1,7 +1,8 @@
 package io.frameecho.cli;
 
+import io.frameecho.server.impl.ConfigKeys;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.OptionKey;
+import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.JsonObject;
 
 import java.io.OutputStream;
@@ -27,7 +28,7 @@ public final class TestAccess {
   public static JsonObject jarDefaults() {
     JsonObject libraryDefaults = new FrameEchoOptions().toJson();
     JsonObject emptySections = new JsonObject();
-    for (OptionKey<FrameEchoOptions, ?> key : FrameEchoOptions.keys()) {
+    for (OptionKey<FrameEchoOptions, ?> key : ConfigKeys.FRAME_ECHO) {
       if (key.type() == OptionKey.Type.SECTION && libraryDefaults.getValue(key.name()) instanceof JsonObject) {
         emptySections.put(key.name(), new JsonObject());
       }

@@ -1,8 +1,9 @@
 package io.frameecho.docs;
 
+import io.frameecho.server.impl.ConfigKeys;
 import io.frameecho.cli.TestAccess;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.OptionKey;
+import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,7 @@ class ConfigurationReferenceTest {
   /** Each key as {@code section.key}, in the table's order, with its value in {@code defaults} as JSON text. */
   private static Map<String, String> keysWithDefaults(JsonObject defaults) {
     Map<String, String> keys = new LinkedHashMap<>();
-    for (OptionKey<FrameEchoOptions, ?> key : FrameEchoOptions.keys()) {
+    for (OptionKey<FrameEchoOptions, ?> key : ConfigKeys.FRAME_ECHO) {
       if (key.type() == OptionKey.Type.SECTION) {
         JsonObject section = defaults.getJsonObject(key.name());
         for (OptionKey<?, ?> inner : key.sectionKeys()) {
@@ -80,7 +81,7 @@ class ConfigurationReferenceTest {
     List<String> documented = rows().stream().map(r -> r[0]).toList();
     assertEquals(List.copyOf(keysWithDefaults(new FrameEchoOptions().toJson()).keySet()).stream().sorted().toList(),
       documented.stream().sorted().toList(),
-      "the keys of " + OPERATING + "'s configuration table against FrameEchoOptions.keys()");
+      "the keys of " + OPERATING + "'s configuration table against ConfigKeys.FRAME_ECHO");
   }
 
   @Test

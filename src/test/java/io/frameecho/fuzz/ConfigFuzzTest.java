@@ -1,9 +1,10 @@
 package io.frameecho.fuzz;
 
+import io.frameecho.server.impl.ConfigKeys;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.OptionKey;
+import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
@@ -74,7 +75,7 @@ class ConfigFuzzTest {
 
   private static String[] names(String... known) {
     Set<String> names = new LinkedHashSet<>(List.of(known));
-    for (OptionKey<?, ?> key : FrameEchoOptions.keys()) {
+    for (OptionKey<?, ?> key : ConfigKeys.FRAME_ECHO) {
       if (key.name().equals("framing")) {
         // Added after the others, so that the names before keep their indexes.
         continue;

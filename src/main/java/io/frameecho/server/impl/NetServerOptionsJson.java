@@ -1,4 +1,4 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
  * unknown name, a value of another type); here such a key is refused, named, so that it fails at start rather than be
  * ignored: whatever Vert.x writes back for a key ({@code toJson}) must be what was given.
  */
-final class NetServerOptionsJson {
+public final class NetServerOptionsJson {
 
   private static final String SECTION = "netServerOptions.";
 
@@ -23,7 +23,7 @@ final class NetServerOptionsJson {
   }
 
   /** @throws IllegalArgumentException naming the key ({@code netServerOptions.…}) Vert.x refuses or would ignore */
-  static NetServerOptions read(JsonObject json) {
+  public static NetServerOptions read(JsonObject json) {
     JsonObject defaults = new NetServerOptions().toJson();
     for (String name : json.fieldNames()) {
       // Vert.x's toJson writes them: its defaults are let through (and replaced), anything else belongs at the top level.
@@ -50,7 +50,7 @@ final class NetServerOptionsJson {
   }
 
   /** {@code options} as JSON without what is at its default (nor host and port, which are frame-echo's own keys). */
-  static JsonObject write(NetServerOptions options) {
+  public static JsonObject write(NetServerOptions options) {
     JsonObject all = options.toJson();
     JsonObject defaults = new NetServerOptions().toJson();
     JsonObject json = new JsonObject();

@@ -1,10 +1,10 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
 /**
  * Typed reads of JSON configuration values, failing with the key's name and the reason: one line, whatever the
  * text it quotes (see {@link #quote}).
  */
-final class ConfigValues {
+public final class ConfigValues {
 
   private ConfigValues() {
   }
@@ -13,18 +13,18 @@ final class ConfigValues {
    * {@code text} as a JSON string literal ({@code "nio"}), as configuration errors quote a value: a line break or
    * another control character in it is written escaped ({@code "a\nb"}), so that the error stays one line.
    */
-  static String quote(String text) {
+  public static String quote(String text) {
     return io.vertx.core.json.Json.encode(text);
   }
 
   /** {@code text} as within {@link #quote}'s quotes: a key name in an error, escaped the same way. */
-  static String escape(String text) {
+  public static String escape(String text) {
     String quoted = quote(text);
     return quoted.substring(1, quoted.length() - 1);
   }
 
   /** A host name or address to bind: not empty. */
-  static String requireHost(String key, String host) {
+  public static String requireHost(String key, String host) {
     if (host == null || host.isBlank()) {
       throw new IllegalArgumentException(key + ": must be a non-empty host name or address");
     }
@@ -32,34 +32,34 @@ final class ConfigValues {
   }
 
   /** Refuses a value below 1 (an {@code int} setting's too: the message reads the same). */
-  static void requirePositive(String key, long value) {
+  public static void requirePositive(String key, long value) {
     if (value <= 0) {
       throw new IllegalArgumentException(key + ": " + value + " must be positive");
     }
   }
 
   /** Refuses a negative value for a setting that 0 turns off. */
-  static void requireNonNegative(String key, long value) {
+  public static void requireNonNegative(String key, long value) {
     if (value < 0) {
       throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
     }
   }
 
-  static boolean bool(String key, Object value) {
+  public static boolean bool(String key, Object value) {
     if (value instanceof Boolean) {
       return (Boolean) value;
     }
     throw wrongType(key, "true or false", value);
   }
 
-  static String string(String key, Object value) {
+  public static String string(String key, Object value) {
     if (value instanceof String) {
       return (String) value;
     }
     throw wrongType(key, "a string", value);
   }
 
-  static io.vertx.core.json.JsonObject object(String key, Object value) {
+  public static io.vertx.core.json.JsonObject object(String key, Object value) {
     if (value instanceof io.vertx.core.json.JsonObject) {
       return (io.vertx.core.json.JsonObject) value;
     }
@@ -75,7 +75,7 @@ final class ConfigValues {
    * An integral JSON number that fits an {@code int}. Fractions, strings and numbers past 2^31 - 1 are
    * rejected rather than truncated, so that {@code 4294967296} never silently becomes 0.
    */
-  static int integer(String key, Object value) {
+  public static int integer(String key, Object value) {
     if (value instanceof Integer || value instanceof Short || value instanceof Byte) {
       return ((Number) value).intValue();
     }
@@ -99,7 +99,7 @@ final class ConfigValues {
   }
 
   /** An integral JSON number that fits a {@code long}. */
-  static long longInteger(String key, Object value) {
+  public static long longInteger(String key, Object value) {
     if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
       return ((Number) value).longValue();
     }

@@ -1,4 +1,4 @@
-package io.frameecho.server;
+package io.frameecho.server.impl;
 
 import io.frameecho.server.impl.shared.EditDistance;
 import io.vertx.core.json.JsonObject;
@@ -62,33 +62,33 @@ public final class OptionKey<O, T> {
   }
 
   /** A key with an immutable value, read from JSON by {@code read}. */
-  static <O, T> OptionKey<O, T> value(String name, Type type, BiFunction<String, Object, T> read, Function<O, T> get,
+  public static <O, T> OptionKey<O, T> value(String name, Type type, BiFunction<String, Object, T> read, Function<O, T> get,
                                       BiConsumer<O, T> set) {
     return new OptionKey<>(name, type, List.of(), read, get, set, v -> v, v -> v);
   }
 
-  static <O> OptionKey<O, String> string(String name, Function<O, String> get, BiConsumer<O, String> set) {
+  public static <O> OptionKey<O, String> string(String name, Function<O, String> get, BiConsumer<O, String> set) {
     return value(name, Type.STRING, ConfigValues::string, get, set);
   }
 
-  static <O> OptionKey<O, Boolean> bool(String name, Function<O, Boolean> get, BiConsumer<O, Boolean> set) {
+  public static <O> OptionKey<O, Boolean> bool(String name, Function<O, Boolean> get, BiConsumer<O, Boolean> set) {
     return value(name, Type.BOOLEAN, ConfigValues::bool, get, set);
   }
 
-  static <O> OptionKey<O, Integer> integer(String name, Function<O, Integer> get, BiConsumer<O, Integer> set) {
+  public static <O> OptionKey<O, Integer> integer(String name, Function<O, Integer> get, BiConsumer<O, Integer> set) {
     return value(name, Type.INTEGER, ConfigValues::integer, get, set);
   }
 
-  static <O> OptionKey<O, Long> longInteger(String name, Function<O, Long> get, BiConsumer<O, Long> set) {
+  public static <O> OptionKey<O, Long> longInteger(String name, Function<O, Long> get, BiConsumer<O, Long> set) {
     return value(name, Type.LONG, ConfigValues::longInteger, get, set);
   }
 
-  static <O> OptionKey<O, JsonObject> object(String name, Function<O, JsonObject> get, BiConsumer<O, JsonObject> set) {
+  public static <O> OptionKey<O, JsonObject> object(String name, Function<O, JsonObject> get, BiConsumer<O, JsonObject> set) {
     return new OptionKey<>(name, Type.OBJECT, List.of(), ConfigValues::object, get, set, JsonObject::copy, JsonObject::copy);
   }
 
   /** A JSON object read into a type of its own ({@code read} names the key path in its errors), copied by {@code copy}. */
-  static <O, T> OptionKey<O, T> typedObject(String name, Function<JsonObject, T> read, Function<O, T> get, BiConsumer<O, T> set,
+  public static <O, T> OptionKey<O, T> typedObject(String name, Function<JsonObject, T> read, Function<O, T> get, BiConsumer<O, T> set,
                                             Function<T, JsonObject> toJson, UnaryOperator<T> copy) {
     return new OptionKey<>(name, Type.OBJECT, List.of(), (key, value) -> read.apply(ConfigValues.object(key, value)), get, set,
       toJson::apply, copy);
@@ -98,7 +98,7 @@ public final class OptionKey<O, T> {
    * A section: an options class of its own, read by its JSON constructor (which names its keys with the
    * section's prefix), copied by its copy constructor, written by its {@code toJson}.
    */
-  static <O, S> OptionKey<O, S> section(String name, List<OptionKey<S, ?>> keys, Function<JsonObject, S> fromJson,
+  public static <O, S> OptionKey<O, S> section(String name, List<OptionKey<S, ?>> keys, Function<JsonObject, S> fromJson,
                                         UnaryOperator<S> copy, Function<S, JsonObject> toJson, Function<O, S> get,
                                         BiConsumer<O, S> set) {
     return new OptionKey<>(name, Type.SECTION, keys, (key, value) -> fromJson.apply(ConfigValues.object(key, value)), get,
@@ -106,7 +106,7 @@ public final class OptionKey<O, T> {
   }
 
   /** A section that may be absent: a JSON null (or no key) leaves it null. */
-  static <O, S> OptionKey<O, S> optionalSection(String name, List<OptionKey<S, ?>> keys, Function<JsonObject, S> fromJson,
+  public static <O, S> OptionKey<O, S> optionalSection(String name, List<OptionKey<S, ?>> keys, Function<JsonObject, S> fromJson,
                                                 UnaryOperator<S> copy, Function<S, JsonObject> toJson, Function<O, S> get,
                                                 BiConsumer<O, S> set) {
     return new OptionKey<>(name, Type.SECTION, keys,
@@ -133,7 +133,7 @@ public final class OptionKey<O, T> {
    * @param prefix the section's prefix for messages ({@code "handler."}), or {@code ""} at the top level
    * @throws IllegalArgumentException naming the key, on an unknown key or a bad value
    */
-  static <O> void readJson(JsonObject json, String prefix, List<OptionKey<O, ?>> keys, O target) {
+  public static <O> void readJson(JsonObject json, String prefix, List<OptionKey<O, ?>> keys, O target) {
     for (Map.Entry<String, Object> entry : json) {
       OptionKey<O, ?> key = find(keys, entry.getKey());
       if (key == null) {
@@ -150,7 +150,7 @@ public final class OptionKey<O, T> {
    * The known key a mistyped {@code name} most likely meant: the nearest by edit distance (case ignored), if it is
    * within a third of the name's length (at least 2 edits), else null.
    */
-  static <O> String nearest(List<OptionKey<O, ?>> keys, String name) {
+  public static <O> String nearest(List<OptionKey<O, ?>> keys, String name) {
     String lower = name.toLowerCase(java.util.Locale.ROOT);
     String best = null;
     int bestDistance = Math.max(2, name.length() / 3) + 1;
@@ -178,7 +178,7 @@ public final class OptionKey<O, T> {
   }
 
   /** {@code source}'s values as JSON, in the table's order. */
-  static <O> JsonObject toJson(O source, List<OptionKey<O, ?>> keys) {
+  public static <O> JsonObject toJson(O source, List<OptionKey<O, ?>> keys) {
     JsonObject json = new JsonObject();
     for (OptionKey<O, ?> key : keys) {
       json.put(key.name, key.jsonValue(source));
@@ -192,7 +192,7 @@ public final class OptionKey<O, T> {
   }
 
   /** Copies {@code from}'s values into {@code to}, sections deeply; a null value leaves {@code to}'s default. */
-  static <O> void copy(O from, O to, List<OptionKey<O, ?>> keys) {
+  public static <O> void copy(O from, O to, List<OptionKey<O, ?>> keys) {
     for (OptionKey<O, ?> key : keys) {
       key.copyValue(from, to);
     }

@@ -273,7 +273,7 @@ public class FrameEchoOptions {
   /**
    * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
    * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
-   * {@code netServerOptions} sets {@code tcpKeepAlive} itself; see {@link #keepAlive(NetServerOptions)}.
+   * {@code netServerOptions} sets {@code tcpKeepAlive} itself.
    */
   public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
     ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
@@ -332,7 +332,7 @@ public class FrameEchoOptions {
    * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, key material in any of Vert.x's forms,
    * {@code clientAuth} with trust, protocol versions, cipher suites, {@code sslHandshakeTimeout}, ...), held as they
    * are (not copied) and applied before frame-echo's own settings; those that would break its promises are refused
-   * when the server listens (see {@link #checkPromises()}):
+   * when the server listens (see {@code StartupChecks.checkOptions}):
    * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
    * accepted connection does its TLS handshake before the frame protocol starts.
    */

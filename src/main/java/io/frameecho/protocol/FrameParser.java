@@ -11,60 +11,24 @@ import io.vertx.core.streams.ReadStream;
 import java.util.function.BooleanSupplier;
 
 /**
- * Reassembles length-prefixed frames from a byte stream: the parsing half of the book's
- * {@code try_one_request}. The header's form is a {@link LengthField} (any length field of 1 to 8 bytes, either byte
- * order, after an offset, adjusted); by default frame-echo's own. A frame on the wire in that form, here the payload
- * "abc":
- * <pre>
- *   byte:    0    1    2    3    4    5    6
- *          +----+----+----+----+----+----+----+
- *          | 03 | 00 | 00 | 00 | 61 | 62 | 63 |
- *          +----+----+----+----+----+----+----+
- *          \_ length n = 3 ____/\_ n bytes ___/
- *            unsigned 32-bit,     of payload
- *            little-endian
- *            (least significant
- *             byte first)
- * </pre>
- * A state machine ({@link State}) over Netty buffers, with one place where a header is decided
- * ({@link #decideHeader}). A frame that lies whole in one read is handed over as a slice of that read,
- * without a copy; a frame that spans reads is gathered by a {@link PartialFrame}, in memory that grows
- * with the bytes that arrived, never with the length the header announces (a small frame in one buffer
- * of its size, a bigger one in pooled pieces; never a buffer doubling its way up). The length is checked
- * against {@code maxFrameSize} (as an unsigned value) before any body byte is gathered; a zero-length frame
- * is a header alone.
+ * Reassembles length-prefixed frames, in the form of a {@link LengthField}, from a byte stream. A frame lying whole in
+ * one read is handed over as a slice of it, without a copy; one spanning reads is gathered by a {@link PartialFrame}
+ * in memory that grows with the bytes that arrived, never with the length the header announces. The length is checked
+ * against {@code maxFrameSize} before any body byte is kept.
  * <p>
- * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it, never to the
- * source directly, so bytes already received stop as well. It counts the bytes it has been given and
- * those it has delivered, which tells a clean end from a cut frame and when a frame has started. It knows
- * nothing of sockets; fed through {@link #handle(Buffer)} or {@link #handle(ByteBuf)} it works on raw
- * buffers, which is how it is unit-tested.
- * <p>
- * Stands where one might expect Vert.x's {@code RecordParser}, which copies every read into a buffer of its
- * own and every record out of it, and cannot express a zero-length record. {@link FrameStream} is this parser as a
- * Vert.x {@code Handler<Buffer>} and {@code ReadStream<Buffer>} of messages.
- * <p>
- * Not thread-safe: use it from one context, like the stream it reads.
+ * The parser owns the source's demand: {@link #pause()} and {@link #resume()} go through it so that bytes already
+ * received stop too. {@link FrameStream} wraps it as a Vert.x {@code ReadStream}. Not thread-safe: use it from one
+ * context.
  */
 public final class FrameParser implements Handler<Buffer> {
 
-  /**
-   * What the parser tells its owner, in stream order: a frame, a failure, the end. Whatever else the owner
-   * needs to know (bytes buffered, the size a header announced, whether a frame has started) it asks, with
-   * {@link #bufferedBytes()}, {@link #announcedFrameSize()} and {@link #atFrameBoundary()}.
-   */
+  /** What the parser tells its owner, in stream order: a frame, a failure, the end. */
   public interface Listener {
 
-    /**
-     * A complete frame, header included, as a Netty buffer the listener now owns and must release: a slice
-     * of the read when the frame lay whole in it. {@link Frames#payload} copies the payload out.
-     */
+    /** A complete frame, header included; the listener owns it and must release it. */
     void frame(ByteBuf frame);
 
-    /**
-     * A {@link FramingException} on a header it refuses ({@link FrameTooLargeException}, {@link FrameTooShortException};
-     * the parser has stopped for good by then), or the source's own failure.
-     */
+    /** A {@link FramingException} on a refused header (the parser has stopped for good), or the source's failure. */
     void failed(Throwable error);
 
     /** The source ended; {@link #atFrameBoundary()} tells a clean end from a cut frame. */
@@ -78,37 +42,28 @@ public final class FrameParser implements Handler<Buffer> {
     void reading(boolean on);
   }
 
-  /**
-   * Where the parser stands in the byte stream. Pausing is not a state of its own: the parser may be paused
-   * in any of these (a listener pauses on a frame or on a body's announcement), and then resumes where it was.
-   */
+  /** Where the parser stands in the byte stream; pausing is orthogonal to it. */
   enum State {
     /** Between frames: the next byte is the first of a header. */
     AT_BOUNDARY,
-    /** A read ended inside a header: its first bytes wait in the {@link PartialFrame}. */
+    /** A read ended inside a header; its first bytes wait in the {@link PartialFrame}. */
     READING_HEADER,
-    /**
-     * A whole header has been decided ({@link #decideHeader}): its length checked, its body announced. It lies
-     * at the front of the unread bytes, or in the {@link PartialFrame} when it came across reads; the frame is
-     * taken next, as a slice of the read that holds it all, or gathered.
-     */
+    /** A whole header has been checked; the frame is taken next, as a slice or gathered. */
     HEADER_DECIDED,
-    /** The frame spans reads: its bytes are gathered into the {@link PartialFrame} until it is whole. */
+    /** The frame spans reads and is being gathered. */
     READING_BODY,
-    /** A header announced more than the maximum: nothing more is parsed, every byte given is dropped. Final. */
+    /** A header was refused: every byte given is dropped. Final. */
     FAILED
   }
 
   private final Demand demand;
   private final int maxFrameSize;
   private final Listener listener;
-  /** The header's form, and what the per-frame path reads of it. */
   private final LengthField form;
   private final int headerSize;
   private final int lengthAdjustment;
-  /** The length field is frame-echo's own (4 bytes, little-endian, at the frame's start): read here, without a switch. */
+  /** Frame-echo's own length field (4 bytes, little-endian, at offset 0) is read without a switch. */
   private final boolean ownLengthField;
-  /** The frame that spans reads, when there is one. */
   private final PartialFrame partial;
 
   private State state = State.AT_BOUNDARY;
@@ -117,10 +72,10 @@ public final class FrameParser implements Handler<Buffer> {
   private boolean paused;
   /** Bytes received while paused, not parsed yet; null when none. */
   private ByteBuf held;
-  /** Bytes given to the parser, and bytes of the frames it has delivered. */
+  /** Bytes given and bytes delivered: equal exactly at a frame boundary. */
   private long received;
   private long delivered;
-  /** Calls of {@link #releaseBuffers()}, so that a parse it interrupts holds nothing more. */
+  /** Counts {@link #releaseBuffers()} calls, so a parse it interrupts keeps nothing. */
   private int releases;
 
   private FrameParser(Demand demand, LengthField form, int maxFrameSize, Listener listener) {
@@ -139,10 +94,7 @@ public final class FrameParser implements Handler<Buffer> {
     this.partial = new PartialFrame(form);
   }
 
-  /**
-   * A parser reading {@code source}: it takes over the source's data, end and exception handlers and its
-   * demand. At the source's end it releases what it holds.
-   */
+  /** A parser that takes over {@code source}'s handlers and demand, and releases what it holds at the source's end. */
   public static FrameParser reading(ReadStream<Buffer> source, int maxFrameSize, Listener listener) {
     return reading(source, LengthField.DEFAULT, maxFrameSize, listener);
   }
@@ -165,10 +117,7 @@ public final class FrameParser implements Handler<Buffer> {
     return parser;
   }
 
-  /**
-   * A parser fed by the caller through {@link #handle(ByteBuf)} (for a source read as raw Netty buffers),
-   * which turns the source's reading off and on through {@code demand}.
-   */
+  /** A parser fed through {@link #handle(ByteBuf)} that switches the source's reading through {@code demand}. */
   public static FrameParser controlling(Demand demand, int maxFrameSize, Listener listener) {
     return controlling(demand, LengthField.DEFAULT, maxFrameSize, listener);
   }
@@ -194,20 +143,15 @@ public final class FrameParser implements Handler<Buffer> {
   }
 
   /**
-   * Tells the parser when memory is scarce (its owner's budget is filling): a frame spanning reads is then
-   * gathered in pieces as large as each read, rather than as large as what has arrived of it (up to 1 MiB),
-   * so that a connection paused mid-frame sets aside little beyond what it holds.
+   * While {@code scarce} holds, a frame spanning reads is gathered in pieces as large as each read, so a connection
+   * paused mid-frame sets little memory aside.
    */
   public FrameParser memoryScarce(BooleanSupplier scarce) {
     partial.memoryScarce = scarce;
     return this;
   }
 
-  /**
-   * Feeds bytes as they arrived, from a Vert.x buffer, copied (the caller keeps its buffer) into a pooled one: the
-   * frames that span reads are then gathered in pooled memory too, as the server's are, rather than in direct memory
-   * allocated afresh each time.
-   */
+  /** Feeds bytes, copied into a pooled buffer so that gathered frames come from pooled memory. */
   @Override
   public void handle(Buffer bytes) {
     int length = bytes.length();
@@ -230,11 +174,11 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  /** Parses {@code in} until it is used up, the parser pauses or fails; holds what is left; releases {@code in}. */
+  /** Parses {@code in} until it is used up or the parser pauses or fails; holds the rest; releases {@code in}. */
   private void parse(ByteBuf in) {
     int releasesBefore = releases;
     try {
-      // A header decided at the end of a read goes on without another byte: it may end a zero-length frame.
+      // A decided header goes on without another byte: it may end a zero-length frame.
       while (!paused && state != State.FAILED && (in.isReadable() || state == State.HEADER_DECIDED)) {
         switch (state) {
           case AT_BOUNDARY -> startFrame(in);
@@ -244,8 +188,7 @@ public final class FrameParser implements Handler<Buffer> {
           default -> throw new IllegalStateException(state.name());
         }
       }
-      // Unless the owner released the parser's buffers meanwhile (it closed, from a frame's handling): then the
-      // rest of this read belongs to a stream that is gone.
+      // Unless the owner released the buffers meanwhile (it closed): the rest then belongs to a stream that is gone.
       if (in.isReadable() && state != State.FAILED && releases == releasesBefore) {
         hold(in.retainedSlice());
         in.skipBytes(in.readableBytes());
@@ -255,7 +198,6 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  /** {@link State#AT_BOUNDARY}: a whole header is decided where it lies, in the read; a part of one is kept. */
   private void startFrame(ByteBuf in) {
     if (in.readableBytes() < headerSize) {
       partial.startHeader(in);
@@ -264,27 +206,21 @@ public final class FrameParser implements Handler<Buffer> {
       int start = in.readerIndex();
       decideHeader(ownLengthField ? in.getUnsignedIntLE(start) : form.readLength(in, start));
       if (state == State.HEADER_DECIDED && !paused) {
-        // The common case, taken at once rather than on the loop's next turn: this is the per-frame path.
         takeFrame(in);
       }
     }
   }
 
-  /** {@link State#READING_HEADER}: completes the header from {@code in}, then decides it. */
   private void readHeader(ByteBuf in) {
     if (partial.fillHeader(in)) {
       decideHeader(partial.headerLength());
     }
   }
 
-  /**
-   * The header decision, the one place it is taken wherever the header's bytes lie, on the length field's unsigned
-   * value. A body length (the value plus the adjustment) below 0 or over the maximum (compared unsigned, before any
-   * body byte is kept) fails the parser.
-   */
+  /** The one place a header is decided, on the length field's unsigned value. */
   private void decideHeader(long length) {
     long body = length + lengthAdjustment;
-    // Unsigned: a body the adjustment made negative is as refused as one over the maximum.
+    // Unsigned: a body the adjustment made negative is refused like one over the maximum.
     if (Long.compareUnsigned(body, maxFrameSize) > 0) {
       fail(form.refusal(length, maxFrameSize));
       return;
@@ -293,10 +229,7 @@ public final class FrameParser implements Handler<Buffer> {
     state = State.HEADER_DECIDED;
   }
 
-  /**
-   * {@link State#HEADER_DECIDED}: a frame that lies whole in {@code in} is delivered as a slice of it, without
-   * a copy; otherwise it is gathered, starting with what {@code in} holds of it.
-   */
+  /** A frame lying whole in {@code in} is delivered as a slice of it; otherwise gathering starts. */
   private void takeFrame(ByteBuf in) {
     int frameSize = headerSize + bodyLength;
     if (!partial.hasHeader() && in.readableBytes() >= frameSize) {
@@ -309,7 +242,6 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  /** {@link State#READING_BODY}: gathers from {@code in}; delivers the frame once whole. */
   private void readBody(ByteBuf in) {
     if (partial.fill(in)) {
       state = State.AT_BOUNDARY;
@@ -333,7 +265,7 @@ public final class FrameParser implements Handler<Buffer> {
     if (held == null) {
       held = bytes;
     } else {
-      // From the reads' own allocator, which the frames gathered from these bytes then come from as well.
+      // The reads' own allocator, so frames gathered from these bytes come from it too.
       CompositeByteBuf composite = held instanceof CompositeByteBuf c ? c : held.alloc().compositeBuffer().addComponent(true, held);
       held = composite.addComponent(true, bytes);
     }
@@ -347,10 +279,7 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  /**
-   * Delivers the frames received meanwhile (the listener may pause once more while they are delivered),
-   * then resumes reading the source; not after a protocol error.
-   */
+  /** Delivers the frames held meanwhile, then resumes reading the source; not after a protocol error. */
   public void resume() {
     if (state == State.FAILED) {
       return;
@@ -366,16 +295,14 @@ public final class FrameParser implements Handler<Buffer> {
     }
   }
 
-  /** Whether bytes received while paused wait to be parsed (whole frames may be among them). */
+  /** Whether bytes received while paused wait to be parsed. */
   public boolean holdsUnparsedBytes() {
     return held != null;
   }
 
   /**
-   * Memory for the source's next read to land in, while a frame that spans reads lacks {@code least} bytes or more
-   * (a read's guess) and the parser reads: the part of the frame's memory those bytes go to, at most {@code most}
-   * bytes, and no more than {@code least} while the frame lacks more than one piece (1 MiB), so that they are not
-   * copied again. Null otherwise. The read must be the next one {@link #handle}d.
+   * Memory for the next read to land in while a frame spanning reads is gathered, so its bytes are not copied again;
+   * null otherwise. The read must be the next one {@link #handle}d.
    */
   public ByteBuf landingFor(ByteBufAllocator alloc, int least, int most) {
     return state == State.READING_BODY && !paused && held == null ? partial.lend(alloc, least, most) : null;
@@ -386,7 +313,7 @@ public final class FrameParser implements Handler<Buffer> {
     return received == delivered;
   }
 
-  /** Memory set aside for a large partial frame beyond its {@link #bufferedBytes()}: the unfilled part of its last piece. */
+  /** Memory set aside for a partial frame beyond its {@link #bufferedBytes()}. */
   public long setAsideBytes() {
     return partial.setAsideBytes();
   }
@@ -396,18 +323,12 @@ public final class FrameParser implements Handler<Buffer> {
     return received - delivered;
   }
 
-  /**
-   * The whole size, header included, of the frame whose header has been decided and which is not delivered
-   * yet; 0 when there is none (between frames, inside a header, after a failure).
-   */
+  /** The whole size of the frame whose header is decided and not yet delivered; 0 when there is none. */
   public long announcedFrameSize() {
     return state == State.HEADER_DECIDED || state == State.READING_BODY ? (long) headerSize + bodyLength : 0;
   }
 
-  /**
-   * Releases what the parser holds; call when the stream is gone. A frame under way is dropped: bytes fed
-   * after this would start a new one.
-   */
+  /** Releases what the parser holds; call when the stream is gone. A frame under way is dropped. */
   public void releaseBuffers() {
     releases++;
     partial.release();

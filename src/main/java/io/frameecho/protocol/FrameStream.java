@@ -8,22 +8,16 @@ import io.vertx.core.streams.ReadStream;
 import java.io.EOFException;
 
 /**
- * Length-prefixed frames as Vert.x streams them, the way {@code RecordParser} does records: a {@code Handler<Buffer>}
- * fed the bytes as they arrive, and a {@code ReadStream<Buffer>} of the messages they carry (each a frame's body, or
- * the whole frame when its {@link LengthField} keeps the header), with {@link #pause()}, {@link #resume()} and
- * {@link #fetch(long)}. Works on any stream of bytes: a {@code NetSocket}, client or server, a file.
+ * Length-prefixed frames as a Vert.x stream, the way {@code RecordParser} does records: a {@code Handler<Buffer>} fed
+ * bytes, and a {@code ReadStream<Buffer>} of the messages they carry, over a {@link FrameParser}.
  * <pre>{@code
  * FrameStream frames = FrameStream.newParser(LengthField.of(2, ByteOrder.BIG_ENDIAN), 65535, socket);
  * frames.handler(message -> ...);
- * socket.write(frames.form().frame(reply));   // the writing side: LengthField.frame
+ * socket.write(frames.form().frame(reply));
  * }</pre>
- * A {@link FrameParser} underneath: a length is checked against {@code maxFrameSize} (the body's bytes) before any
- * byte of the body is kept, memory follows the bytes that arrived, and a zero-length frame is an empty message. A
- * refused header goes to the {@link #exceptionHandler} ({@link FrameTooLargeException}, {@link FrameTooShortException})
- * and nothing more is parsed; a stream that ends inside a frame reports an {@link EOFException} there, then ends.
- * Each message is a copy of its bytes, which the handler owns.
- * <p>
- * Not thread-safe: use it from the context of the stream it reads.
+ * A refused header goes to the {@link #exceptionHandler} and nothing more is parsed; a stream that ends inside a frame
+ * reports an {@link EOFException}, then ends. Each message is a copy the handler owns. Not thread-safe: use it from the
+ * context of the stream it reads.
  */
 public final class FrameStream implements ReadStream<Buffer>, Handler<Buffer> {
 
@@ -34,7 +28,6 @@ public final class FrameStream implements ReadStream<Buffer>, Handler<Buffer> {
   private Handler<Void> endHandler;
   /** Messages still wanted: {@link Long#MAX_VALUE} while flowing, 0 while paused. */
   private long demand = Long.MAX_VALUE;
-  /** The source ended, and whether this stream has ended too (once its messages were delivered). */
   private boolean sourceEnded;
   private boolean ended;
 

@@ -1,10 +1,6 @@
 package io.frameecho.protocol;
 
-/**
- * A frame header announced more payload bytes than the configured maximum.
- * <p>
- * This is a protocol error: the stream cannot be resynchronised, so the connection must end.
- */
+/** A frame header announced more payload than the maximum: a protocol error that ends the connection. */
 public final class FrameTooLargeException extends FramingException {
 
   private final long length;
@@ -16,10 +12,7 @@ public final class FrameTooLargeException extends FramingException {
     this.maxFrameSize = maxFrameSize;
   }
 
-  /**
-   * The body length the header announced: the field's unsigned value plus the form's {@code lengthAdjustment} (0 by
-   * default), so with frame-echo's own form the unsigned 32-bit value it is on the wire.
-   */
+  /** The body length the header announced: the field's unsigned value plus the form's {@code lengthAdjustment}. */
   public long length() {
     return length;
   }

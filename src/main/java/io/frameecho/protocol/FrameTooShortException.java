@@ -1,9 +1,6 @@
 package io.frameecho.protocol;
 
-/**
- * A length field announced fewer bytes than its adjustment takes away: with a length that counts the header
- * ({@code lengthAdjustment} negative), a value smaller than the header.
- */
+/** A length field announced fewer bytes than its (negative) adjustment takes away. */
 public final class FrameTooShortException extends FramingException {
 
   private final long length;

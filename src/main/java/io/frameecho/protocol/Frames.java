@@ -12,23 +12,16 @@ public final class Frames {
   /** Bytes in a frame header. */
   public static final int HEADER_SIZE = 4;
 
-  /**
-   * The largest payload a frame can have here: with its header it must fit one buffer, whose size is an int.
-   * A larger {@code maxFrameSize} parses as this one.
-   */
+  /** The largest payload: with its header a frame must fit one buffer; a larger {@code maxFrameSize} parses as this. */
   public static final int LARGEST_PAYLOAD = Integer.MAX_VALUE - HEADER_SIZE;
 
-  /** The book's {@code k_max_msg}: 32 MiB. */
+  /** The default {@code maxFrameSize} (32 MiB). */
   public static final int DEFAULT_MAX_FRAME_SIZE = 32 << 20;
 
   private Frames() {
   }
 
-  /**
-   * The payload length announced by the header at {@code index} (the buffer's indexes do not move): the
-   * unsigned 32-bit value it is on the wire, so a length past 2 GiB - 1 is compared as what it is, not as a
-   * negative number.
-   */
+  /** The payload length announced by the header at {@code index}, unsigned so that no length reads as negative. */
   public static long readLength(ByteBuf bytes, int index) {
     return bytes.getUnsignedIntLE(index);
   }

@@ -8,25 +8,14 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * How a frame announces its length: the form of its header, with the semantics of Netty's
- * {@code LengthFieldBasedFrameDecoder}. A frame is
- * <pre>
- *   [lengthFieldOffset bytes][the length field: 1, 2, 3, 4 or 8 bytes][body]
- *   \_________________ header ______________________________________/
- *   body length = the field's unsigned value + lengthAdjustment
- * </pre>
- * so a protocol whose length counts its whole header has {@code lengthAdjustment = -headerSize()}. The body length is
- * what {@code maxFrameSize} bounds, checked before any body byte is kept. A frame is delivered as its body
- * ({@code stripHeader}, the default) or whole, header included.
- * <p>
- * {@link #DEFAULT} is frame-echo's (the book's) protocol: a 4-byte little-endian length of the body, no offset, no
- * adjustment, header stripped. Immutable; each {@code with…} checks its value and says which key is wrong and why.
- * In JSON: {@code {"lengthFieldOffset": 0, "lengthFieldLength": 4, "byteOrder": "LITTLE_ENDIAN",
- * "lengthAdjustment": 0, "stripHeader": true}}, each key optional.
+ * How a frame announces its length, with the semantics of Netty's {@code LengthFieldBasedFrameDecoder}:
+ * {@code [offset bytes][length field: 1, 2, 3, 4 or 8 bytes][body]}, body length = the field's unsigned value +
+ * {@code lengthAdjustment}. The body length is what {@code maxFrameSize} bounds. {@link #DEFAULT} is frame-echo's
+ * protocol. Immutable; each {@code with…} checks its value and names the wrong key.
  */
 public final class LengthField {
 
-  /** The most bytes before the length field: a header that comes across reads is kept whole per connection. */
+  /** The most bytes before the length field, since a header split across reads is kept whole per connection. */
   public static final int MAX_OFFSET = 1024;
 
   /** frame-echo's protocol: 4 bytes, little-endian, the body's length, stripped on delivery. */
@@ -83,7 +72,7 @@ public final class LengthField {
     for (String key : json.fieldNames()) {
       if (!KEYS.contains(key)) {
         String quoted = io.vertx.core.json.Json.encode(key);
-        // Escaped as in a JSON string, so that a line break in a key leaves the message one line.
+        // Escaped so that a line break in a key keeps the message on one line.
         throw new IllegalArgumentException("unknown configuration key '" + keyPrefix + quoted.substring(1, quoted.length() - 1)
           + "'; known keys: "
           + String.join(", ", KEYS.stream().map(k -> keyPrefix + k).toList()));
@@ -206,12 +195,7 @@ public final class LengthField {
     return equals(DEFAULT);
   }
 
-  // ---- reading ----
-
-  /**
-   * The unsigned value of the length field of the frame that starts at {@code frameStart} (the buffer's indexes do
-   * not move). An 8-byte value past {@link Long#MAX_VALUE} reads as {@link Long#MAX_VALUE}: too large either way.
-   */
+  /** The unsigned value of the length field of the frame at {@code frameStart}; an 8-byte value past {@link Long#MAX_VALUE} reads as it. */
   public long readLength(ByteBuf bytes, int frameStart) {
     int i = frameStart + lengthFieldOffset;
     switch (lengthFieldLength) {
@@ -229,10 +213,7 @@ public final class LengthField {
     }
   }
 
-  /**
-   * The error for a field {@code value} whose body length ({@code value + lengthAdjustment}) is not within 0 and
-   * {@code maxBody}.
-   */
+  /** The error for a field {@code value} whose body length is not within 0 and {@code maxBody}. */
   FramingException refusal(long value, int maxBody) {
     long body = value > Long.MAX_VALUE - Math.max(0, lengthAdjustment) ? Long.MAX_VALUE : value + lengthAdjustment;
     if (body < 0) {
@@ -241,11 +222,8 @@ public final class LengthField {
     return new FrameTooLargeException(body, maxBody);
   }
 
-  // ---- writing ----
-
   /**
-   * The frame of {@code message}: what a parser of this form delivers as {@code message}. With the header stripped,
-   * a header (zeros before the field) then the message; kept, the message itself is the frame, its length field set.
+   * The frame a parser of this form delivers as {@code message}.
    *
    * @throws IllegalArgumentException when the length does not fit the field, or a kept header is missing
    */
@@ -258,11 +236,7 @@ public final class LengthField {
     return frame;
   }
 
-  /**
-   * What goes before {@code message} on the wire, so that {@code header(m)} then {@link #body(Buffer) body(m)} is
-   * {@link #frame(Buffer) frame(m)} without copying the message: with the header stripped, a new header; kept, a copy
-   * of the message's own header with its length field set.
-   */
+  /** What goes before {@link #body(Buffer) body(m)} on the wire so the two make {@link #frame(Buffer) frame(m)} without copying the message. */
   public Buffer header(Buffer message) {
     if (stripHeader) {
       Buffer header = Buffer.buffer(headerSize);
@@ -336,10 +310,7 @@ public final class LengthField {
     }
   }
 
-  /**
-   * Whether a message of {@code length} bytes can be framed: its body's length fits the field (with the adjustment),
-   * and a kept header is there.
-   */
+  /** Whether a message of {@code length} bytes can be framed in this form. */
   public boolean fits(int length) {
     long value = (long) (stripHeader ? length : length - headerSize) - lengthAdjustment;
     return (stripHeader || length >= headerSize) && value >= 0 && value <= maxFieldValue(lengthFieldLength);

@@ -7,34 +7,18 @@ import io.netty.buffer.CompositeByteBuf;
 import java.util.function.BooleanSupplier;
 
 /**
- * The bytes of one frame that spans reads, gathered into memory of its own: {@link FrameParser}'s buffer
- * housekeeping.
- * <p>
- * Memory follows the bytes that arrived, never the length a header announces: a client that sends a header
- * announcing 32 MiB and nothing more must not make the server set 32 MiB (or 1 MiB) aside. So a frame of up to
- * {@link #SMALL_FRAME} is gathered into one buffer of its size; a bigger one into pieces joined in a
- * composite, each piece about as large as what has arrived so far (or the read that starts it), a power of
- * two, at least {@link #MIN_PIECE} once the frame is under way, at most {@link #PIECE_SIZE}. What is set aside is at most
- * about twice what arrived: memory the allocator pools and reuses, and no buffer copied to grow.
- * <pre>
- *   header   read 1        read 2 ...
- *   [4 B] [piece: 1st read][piece: as big as all before it][...][1 MiB][1 MiB] ... [the rest]
- * </pre>
- * When a read ends inside a header, its first bytes are kept in a buffer of the header's size. While a large frame
- * lacks a whole read or more, the socket's next read can land straight in the piece being filled ({@link #lend}): the
- * kernel's copy is then the only one.
- * <p>
- * Not thread-safe; one per parser.
+ * The bytes of one frame that spans reads, gathered for {@link FrameParser}. Memory follows the bytes that arrived,
+ * never the length a header announces, so a header alone cannot make the server set memory aside: a frame up to
+ * {@link #SMALL_FRAME} goes into one buffer of its size; a bigger one into power-of-two pieces (pooled, never copied to
+ * grow) about as large as what has arrived, so at most about twice what arrived is set aside. Not thread-safe.
  */
 final class PartialFrame {
 
   /** The largest piece (1 MiB). */
   static final int PIECE_SIZE = 1 << 20;
   /**
-   * Frames up to this size, header included, are gathered into one buffer of their size (16 KiB): a
-   * composite for every small frame that spans reads cost about a fifth more CPU per 4 KiB request. Set
-   * aside when the header is decided, so it is the one amount not tied to bytes received: 16 KiB per
-   * connection at most.
+   * Frames up to this size, header included, go into one buffer of their size. It is set aside when the header is
+   * decided, so it is the one amount not tied to bytes received: at most this much per connection.
    */
   static final int SMALL_FRAME = 16 << 10;
   /** The smallest piece once a frame is under way, so that a trickle does not make a piece per byte. */
@@ -43,7 +27,7 @@ final class PartialFrame {
   private final LengthField form;
   private final int headerSize;
 
-  /** Whether memory is scarce: then pieces are sized to the read that starts them, not to what has arrived. */
+  /** While true, pieces are sized to the read that starts them, not to what has arrived. */
   BooleanSupplier memoryScarce = () -> false;
 
   PartialFrame(LengthField form) {
@@ -57,19 +41,13 @@ final class PartialFrame {
   private ByteBuf frame;
   /** The piece being filled before it joins {@link #frame}; null when none. */
   private ByteBuf piece;
-  /** Bytes {@link #frame} still lacks. */
   private int missing;
-  /** Bytes of the frame gathered so far (in {@link #frame} and {@link #piece}). */
   private int gathered;
-  /**
-   * The read last lent {@link #piece}'s memory ({@link #lend}), until it is filled from; compared by identity only:
-   * the reader owns it and releases it.
-   */
+  /** The read lent {@link #piece}'s memory, compared by identity only: the reader owns and releases it. */
   private ByteBuf lent;
-  /** Where {@link #lent} begins in {@link #piece}: the piece's write position when it was lent. */
   private int lentAt;
 
-  /** A read ended inside a header: keeps what there is of it (fewer than the header's), all of {@code in}. */
+  /** Keeps the start of a header a read ended in. */
   void startHeader(ByteBuf in) {
     header = in.alloc().buffer(headerSize);
     header.writeBytes(in);
@@ -81,23 +59,18 @@ final class PartialFrame {
     return header.readableBytes() == headerSize;
   }
 
-  /** The length the whole header from {@link #fillHeader} announces. */
   long headerLength() {
     return form.readLength(header, header.readerIndex());
   }
 
-  /** True while a header that came across reads waits here, not yet moved into a frame by {@link #start}. */
+  /** True while a header split across reads waits here. */
   boolean hasHeader() {
     return header != null;
   }
 
-  /**
-   * Starts gathering a frame of {@code frameSize} bytes (header included), moving in the header kept by
-   * {@link #startHeader} if there is one; the caller {@link #fill}s the rest.
-   */
+  /** Starts gathering a frame of {@code frameSize} bytes, header included, moving in a kept header. */
   void start(ByteBufAllocator alloc, int frameSize) {
     if (header != null && frameSize == headerSize) {
-      // A zero-length frame: its header alone is the whole frame.
       frame = header;
       header = null;
       missing = 0;
@@ -117,7 +90,7 @@ final class PartialFrame {
     CompositeByteBuf pieces = alloc.compositeDirectBuffer(Integer.MAX_VALUE);
     frame = pieces;
     if (header != null) {
-      // The header is the frame's first piece as it is: nothing is set aside before body bytes arrive.
+      // The header becomes the first piece: nothing is set aside before body bytes arrive.
       pieces.addComponent(true, header);
       header = null;
       missing -= headerSize;
@@ -126,12 +99,9 @@ final class PartialFrame {
   }
 
   /**
-   * Memory for the socket's next read inside a large frame: the unfilled part of the piece being filled, at most
-   * {@code most} bytes and no more than the frame lacks, so that the kernel copies the bytes to where they stay and
-   * {@link #fill} keeps them where they landed. While the frame lacks more than a piece, the read takes no more than
-   * an ordinary one would ({@code least}, the read's guess); its last piece's worth may come in one read. Null unless
-   * the frame lacks {@code least} bytes at least: a shorter read of its own would cost a system call that an ordinary
-   * read, taking the next frames too, saves.
+   * Memory for the socket's next read inside a large frame, so the kernel's copy is the only one. Null unless the frame
+   * lacks {@code least} bytes (a read's guess): a shorter read of its own would cost a system call that an ordinary read
+   * saves. While the frame lacks more than a piece, it is no larger than an ordinary read.
    */
   ByteBuf lend(ByteBufAllocator alloc, int least, int most) {
     if (!(frame instanceof CompositeByteBuf) || missing < least) {
@@ -149,17 +119,14 @@ final class PartialFrame {
     return lent;
   }
 
-  /**
-   * Copies from {@code from} into the frame, up to the frame's end, or keeps it where it landed if it is the read
-   * {@link #lend} made; true once the frame is whole.
-   */
+  /** Copies from {@code from} into the frame, or keeps the bytes where they landed if it is the lent read; true once whole. */
   boolean fill(ByteBuf from) {
     if (lent != null) {
       if (from == lent) {
         return keepLanded(from);
       }
       if (piece.refCnt() > 1) {
-        // The lent read is still alive and may land later: no byte is copied into its memory, the piece ends here.
+        // The lent read may still land later: nothing is copied into its memory, the piece ends here.
         endPiece();
       }
       lent = null;
@@ -186,7 +153,6 @@ final class PartialFrame {
     return missing == 0;
   }
 
-  /** The lent read: its bytes are already in the piece, at the piece's write position (nothing was copied since). */
   private boolean keepLanded(ByteBuf read) {
     lent = null;
     int n = read.readableBytes();
@@ -201,7 +167,7 @@ final class PartialFrame {
     return missing == 0;
   }
 
-  /** The piece being filled joins the frame as it is, its unfilled rest unused; the next bytes go to a new piece. */
+  /** The piece joins the frame as it is, its unfilled rest unused. */
   private void endPiece() {
     if (piece.isReadable()) {
       ((CompositeByteBuf) frame).addComponent(true, piece);
@@ -212,14 +178,10 @@ final class PartialFrame {
   }
 
   /**
-   * About as large as what has arrived of the frame so far, or as the read that starts the piece (so memory
-   * at most about doubles what is held): that size rounded down to a power of two, which the allocator
-   * pools (an odd size can be a fresh allocation of direct memory each time, page faults included); at
-   * least {@link #MIN_PIECE} once the frame is under way; at most {@link #PIECE_SIZE} and what the frame
-   * still lacks.
+   * About what has arrived, or the read that starts the piece, rounded down to a power of two so the allocator pools
+   * it; at least {@link #MIN_PIECE} once under way; at most {@link #PIECE_SIZE} and what the frame lacks.
    */
   private int nextPieceSize(int readable) {
-    // While memory is scarce, a piece no larger than the read: what a paused connection sets aside stays small.
     int size = Integer.highestOneBit(Math.max(1, memoryScarce.getAsBoolean() ? readable : Math.max(readable, gathered)));
     if (gathered > 0) {
       size = Math.max(size, MIN_PIECE);
@@ -228,10 +190,8 @@ final class PartialFrame {
   }
 
   /**
-   * Memory set aside for a large frame beyond the bytes it holds: the unfilled part of the piece being filled
-   * (up to {@link #PIECE_SIZE}). A paused connection keeps it until it reads again, so its owner counts it as
-   * held. A small frame's one buffer ({@link #SMALL_FRAME} at most) is not counted: that much per connection
-   * is the parser's fixed allowance.
+   * The unfilled part of the piece being filled. A paused connection keeps it until it reads again, so its owner
+   * counts it as held; a small frame's buffer is the parser's fixed allowance and is not counted.
    */
   long setAsideBytes() {
     return piece == null ? 0 : piece.writableBytes();
@@ -244,7 +204,6 @@ final class PartialFrame {
     return whole;
   }
 
-  /** Releases whatever is held. */
   void release() {
     header = release(header);
     frame = release(frame);

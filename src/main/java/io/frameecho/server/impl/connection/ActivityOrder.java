@@ -7,24 +7,21 @@ import io.frameecho.server.impl.shared.Ticker;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The connections of one event loop from the least to the most recently active: an intrusive list, so that
- * moving a connection to the end after a read costs a few field writes, and finding the one idle longest costs
- * a look at the front. When every slot of {@code maxConnections} is taken, a newcomer takes the slot of the
- * first connection near the front that can give way: connected and quiet for {@code idleGiveWayMs} at least, so
- * that two newcomers cannot evict each other and a client that sends now and then keeps its connection, and owing
- * nothing ({@link #canGiveWay}); it then closes, its slot the newcomer's ({@link #giveWay}). One per server instance,
- * on its event loop.
+ * The connections of one event loop, least recently active first, as an intrusive list so that a touch and a look
+ * at the front cost a few field writes. When {@code maxConnections} is reached, a newcomer evicts a connection near
+ * the front that owes nothing and has been connected and quiet for {@code idleGiveWayMs}, so two newcomers cannot
+ * evict each other and a client that sends now and then keeps its connection. One per server instance, on its loop.
  */
 public final class ActivityOrder {
 
-  /** How far from the front a newcomer looks for a connection that can give way: a bound, not a scan. */
+  /** How many connections from the front a newcomer looks at: a bound, not a scan. */
   static final int LOOK_AHEAD = 16;
   private final Ticker ticker;
-  /** How long connected and quiet before giving way; never when 0. */
+  /** How long connected and quiet before a connection may be evicted. */
   final long giveWayAfterNanos;
   private final boolean givingWay;
 
-  /** {@code giveWayAfterMs} is {@code idleGiveWayMs}: 0 = no connection ever gives way. */
+  /** {@code giveWayAfterMs} is {@code idleGiveWayMs}; 0 disables eviction. */
   public ActivityOrder(Ticker ticker, long giveWayAfterMs) {
     this.ticker = ticker;
     this.giveWayAfterNanos = TimeUnit.MILLISECONDS.toNanos(giveWayAfterMs);
@@ -37,7 +34,7 @@ public final class ActivityOrder {
     private Place previous;
     private Place next;
     private boolean listed;
-    /** When the connection was last active, and when it joined, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
+    /** Last activity and join time, on the {@link io.frameecho.server.impl.shared.Ticker}'s clock. */
     long activeNanos;
     long joinedNanos;
 
@@ -50,7 +47,6 @@ public final class ActivityOrder {
   private Place last;
   private int size;
 
-  /** {@code place}'s connection has just been accepted: it takes its place at the end. */
   void join(Place place) {
     touch(place);
     place.joinedNanos = place.activeNanos;
@@ -81,7 +77,6 @@ public final class ActivityOrder {
     size++;
   }
 
-  /** {@code place}'s connection closed, or is closing: it leaves the order. */
   void remove(Place place) {
     if (place.listed) {
       unlink(place);
@@ -104,22 +99,20 @@ public final class ActivityOrder {
     size--;
   }
 
-  /** Whether a connection ever gives way ({@code idleGiveWayMs} above 0). */
+  /** Whether eviction is enabled. */
   public boolean givesWay() {
     return givingWay;
   }
 
-  /** The connection idle longest that can give way now: {@link #idlest(long)} as of now. */
+  /** {@link #idlest(long)} as of now. */
   public Connection idlest() {
     return idlest(ticker.nanoTime());
   }
 
   /**
-   * The connection idle longest that could give way at {@code asOfNanos}: quiet from before that time on, by the
-   * reads processed so far. Looks at no more than {@link #LOOK_AHEAD} connections from the front; null when none
-   * can. A connection looked at that owes something (a frame under way, an answer awaited, responses queued) goes
-   * to the back as it is, so that a few busy connections at the front cannot hide the idle ones behind them from
-   * every newcomer.
+   * The connection idle longest that could be evicted at {@code asOfNanos}, among at most {@link #LOOK_AHEAD} from the
+   * front; null when none. A connection that owes something goes to the back, so a few busy ones at the front cannot
+   * hide the idle ones behind them.
    */
   public Connection idlest(long asOfNanos) {
     if (!givingWay) {
@@ -134,17 +127,14 @@ public final class ActivityOrder {
       if (!place.connection.owesNothing()) {
         moveToBack(place);
       } else {
-        // Quiet for less than idleGiveWayMs: so is everyone behind it that owes nothing.
+        // Too recently active, and so is everyone behind it that owes nothing.
         return null;
       }
     }
     return null;
   }
 
-  /**
-   * Whether {@code place}'s connection may close to make room for a newcomer at {@code nowNanos}: connected and quiet
-   * for {@code idleGiveWayMs} at least, and owing nothing (or gone while it waited for the budget).
-   */
+  /** Connected and quiet for {@code idleGiveWayMs}, and owing nothing (or gone while it waited for the budget). */
   private boolean canGiveWay(Place place, long nowNanos) {
     Connection connection = place.connection;
     return nowNanos - place.joinedNanos >= giveWayAfterNanos && nowNanos - place.activeNanos >= giveWayAfterNanos
@@ -152,8 +142,8 @@ public final class ActivityOrder {
   }
 
   /**
-   * Paused for the budget alone, owing nothing else, its client gone: unread, {@code connection} would keep its slot
-   * until the budget has room. Asks the kernel, so only when a newcomer needs the slot.
+   * Paused for the budget alone and its client gone: unread, it would keep its slot until the budget has room. Asks
+   * the kernel, so only when a newcomer needs the slot.
    */
   private static boolean leftWhileWaitingForBudget(Connection connection) {
     Reading reading = connection.reading;
@@ -161,17 +151,17 @@ public final class ActivityOrder {
       && connection.owesNothingWhateverTheGate() && connection.socket.clientClosed();
   }
 
-  /** Closes {@code connection} to make room for a newcomer, which takes its slot: a FIN, as it owes nothing. */
+  /** Closes {@code connection} (with a FIN: it owes nothing) so a newcomer takes its slot. */
   public void giveWay(Connection connection) {
     connection.closeAfterAnswers(CloseReason.IDLE_EVICTED);
   }
 
-  /** True when {@code connection} closed to make room for a newcomer: its slot went to the newcomer. */
+  /** True when {@code connection} was evicted for a newcomer. */
   public boolean gaveWay(Connection connection) {
     return connection.closeState().reason() == CloseReason.IDLE_EVICTED;
   }
 
-  /** To the back without a new activity time: it was looked at, not active. */
+  /** To the back, keeping its activity time: it was looked at, not active. */
   private void moveToBack(Place place) {
     if (last != place) {
       long activeNanos = place.activeNanos;

@@ -20,22 +20,16 @@ import java.io.IOException;
 import java.util.concurrent.Executor;
 
 /**
- * One client connection: the book's {@code Conn}. Control runs one way through it:
- * <pre>
- *  socket ─▶ {@link #bytes} ─▶ {@link FrameParser} ─frame─▶ {@link #frame} ─▶ {@link Responses} ─▶ {@link ResponseWriter} ─▶ socket
- *            (handle_read)     (try_one_request, parsing)                    (echo / application)    (handle_write)
- *                 └─ then once per read, {@link #afterRead}: asks the parser what is under way, and settles the
- *                    budget ({@link BudgetAccount}), the clocks ({@link ConnectionTimers}) and want_read ({@link Reading})
- * </pre>
- * What must come back up (the write queue drained, an answer given, a clock ran out or the budget spoke: {@link
- * Cutoffs}) arrives as one small event here. It makes the one decision that is its own, the book's {@code want_close}:
- * why it ends (one {@link CloseReason}, the first), and when. Everything runs on the connection's event loop.
+ * One client connection. Bytes flow socket → {@link FrameParser} → {@link #frame} → {@link Responses} →
+ * {@link ResponseWriter} → socket; after each read, {@link #afterRead} brings the budget, the timers and the read gate
+ * up to date with what the parser holds. This class alone decides why (the first {@link CloseReason} wins) and when the
+ * connection closes. Everything runs on the connection's event loop.
  */
 public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
 
   /**
-   * How long a connection that owes nothing (it gave way, or shutdown found it idle) lingers at most: it is beyond the
-   * limit and holds the stop; what its client sent across the FIN is read and counted, not answered by a reset.
+   * The longest a connection that owes nothing lingers when closed: it holds the stop, and what its client sent across
+   * the FIN is read rather than answered by a reset.
    */
   static final long IDLE_LINGER_MS = 1000;
 
@@ -43,14 +37,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private final FrameEchoMetrics metrics;
   final ConnectionLog log;
   final Cutoffs cutoffs;
-  /** Where a request's message starts in its frame: the header's size when it is stripped, else 0. */
   private final int messageOffset;
   private final Handler<Connection> closedHandler;
   final Reading reading = new Reading();
   private final ActivityOrder order;
   final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
-  // The rooms, built at start; the cutoffs look at them too.
+  // Built in start(); the cutoffs read them too.
   ConnectionSocket socket;
   FrameParser parser;
   private BudgetAccount account;
@@ -61,11 +54,9 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
   private boolean frameUnderWay;
-  /** The book's {@code want_close}: why (the first reason wins, an IO error with it), how far the close has gone. */
   private CloseState close = CloseState.OPEN;
-  /** The client shut down its sending side (or closed): answer what it sent, then close. */
+  /** The client shut down its sending side: answer what it sent, then close. */
   private boolean inputEnded;
-  /** A byte has arrived: the client has begun its first request. */
   private boolean receivedBytes;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
@@ -79,7 +70,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.closedHandler = closedHandler;
   }
 
-  /** The book's {@code handle_accept}, on the caller's event loop; {@code loop} runs a task there later. */
+  /** Accepts a connection on the caller's event loop; {@code loop} runs its later tasks there. */
   public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
                                   BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
@@ -91,14 +82,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return connection;
   }
 
-  /** Builds the rooms; once, on the event loop. */
+  /** Builds the parts; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, cutoffs);
     parser.memoryScarce(account::memoryScarce);
     writer = new ResponseWriter(socket, account, log, options.getFraming());
-    // Echo versus application, decided once: the built-in echo answers with the request's own bytes.
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
@@ -108,26 +98,21 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     order.join(place);
   }
 
-  /** The most the socket's next read may take (the budget's cap), asked before each read. */
+  /** The most the socket's next read may take, under the budget; asked before each read. */
   int readCap() {
     return account.readCap(BudgetAccount.SMALL_READ);
   }
 
-  /**
-   * A read of a large frame lands in the frame's memory, not copied there after, within the budget's cap; how much it
-   * takes beside the read's {@code guess} is the parser's rule ({@link FrameParser#landingFor}).
-   */
+  /** Lets a read of a large frame land in the frame's memory ({@link FrameParser#landingFor}) instead of being copied. */
   @Override
   public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
     return close.decided() ? null : parser.landingFor(alloc, guess, readCap());
   }
 
-  // ---- handle_read: the socket's events ----
-
   @Override
   public void bytes(ByteBuf bytes) {
     if (close.decided()) {
-      // Nothing is parsed once the connection is closing: read while the close lingers, discarded, never answered.
+      // Once closing, nothing is parsed: lingering bytes are discarded, never answered.
       if (bytes.isReadable()) {
         close = close.requestReached();
       }
@@ -135,8 +120,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       return;
     }
     if (!reading.isOpen() && socket.resetByPeer()) {
-      // Read past a pause: on a reset, epoll reads whether reading is on or not, and the kernel hands over what it had
-      // queued before the error. Nobody is left to answer, so none of it is held.
+      // On a reset, epoll reads even while reading is paused; nobody is left to answer, so none of it is held.
       bytes.release();
       failed(new IOException("connection reset by peer while the server had paused reading it"));
       return;
@@ -148,10 +132,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     afterRead();
   }
 
-  /**
-   * The one step after a read (or after frames held while paused were handed over): the read's frames are written; the
-   * parser says what is under way, and the budget, the frame clock and want_read settle with it.
-   */
+  /** After a read (or a resume): write the read's answers, then update the frame timer and the budget from the parser. */
   private void afterRead() {
     if (close.decided()) {
       return;
@@ -205,9 +186,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
   }
 
-  // ---- try_one_request ----
-
-  /** A whole request frame, as Netty gave it: the one place where a request is complete. */
+  /** A whole request frame: the one place a request is complete. */
   @Override
   public void frame(ByteBuf frame) {
     int held = frame.readableBytes();
@@ -236,9 +215,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  // ---- want_read ----
-
-  /** Responses handed over may have filled the write queue, or taken every answer slot: reading stops. */
+  /** Reading stops when the write queue or the answer slots are full. */
   private void stopReadingIfFull() {
     if (writer.queueFilled()) {
       reading.pauseFor(Reason.WRITE_QUEUE_FULL);
@@ -248,15 +225,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /** Frames received while paused are handed over when reading starts again, then the socket is read again. */
+  /** Frames held while paused are handed over before the socket is read again. */
   void resumeReading(Reason reason) {
     if (reading.resumeFrom(reason)) {
       afterRead();
       endIfInputDone();
     }
   }
-
-  // ---- answers ----
 
   @Override
   public void answered() {
@@ -274,8 +249,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     closeAfterAnswers(CloseReason.HANDLER_FAILED);
   }
 
-  // ---- for the cutoffs ----
-
   CloseState closeState() {
     return close;
   }
@@ -284,32 +257,30 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return receivedBytes;
   }
 
-  /** Closes at once for {@code reason}, which overrules a shutdown's: the responses it holds cannot reach the client. */
+  /** Closes at once for {@code reason}, overruling a shutdown's: the responses held cannot reach the client. */
   void cut(CloseReason reason) {
     close = close.overrulingShutdown(reason);
     log.wantClose(close.reason(), false);
     forceClose();
   }
 
-  // ---- want_close ----
-
-  /** After the client's input ended and all it sent was read (reading not paused), the end is decided. */
+  /** Once the client's input ended and all of it was read, the end is decided. */
   private void endIfInputDone() {
     if (inputEnded && !close.decided() && reading.isOpen()) {
       closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
-  /** The book's {@code want_close}: stop reading now, close once the earlier requests are answered. */
+  /** Stops reading now and closes once the earlier requests are answered. */
   void closeAfterAnswers(CloseReason reason) {
     if (!close.decided()) {
       log.wantClose(reason, true);
     }
-    // A frame half-read (or held unanswered) is discarded: lost, if the server chose to close.
+    // A frame half-read is discarded, and counted lost.
     close = parser.atFrameBoundary() ? close.decide(reason) : close.decide(reason).requestReached();
     reading.stopForGood();
     order.remove(place);
-    // Nothing more is parsed: what the parser holds is released now, not when a lingering close ends.
+    // Released now, not when a lingering close ends.
     account.closing(parser.bufferedBytes());
     parser.releaseBuffers();
     closeIfDone();
@@ -319,7 +290,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided() && !responses.awaiting() && !close.stage().closeAsked()) {
       responses.flush();
       close = close.closeAsked();
-      // A close flushes what is queued first: a peer that never reads must not hold it open for ever.
+      // A peer that never reads must not hold the close open for ever.
       if (socket.pendingWriteBytes() != 0) {
         timers.writeWaiting();
       }
@@ -332,13 +303,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
-  /** Closes at once, dropping what is queued: for a peer that does not read, or a broken socket. */
+  /** Closes at once, dropping what is queued. */
   private void forceClose() {
     close = close.cut();
     socket.closeNow();
   }
 
-  /** Cuts a connection shutdown could not drain in time: only a cut before its FIN loses what it owed. */
+  /** Cuts a connection shutdown could not drain in time; only a cut before its FIN loses what it owed. */
   public void cut() {
     if (cutoffs.shutdownDeadline()) {
       return;
@@ -370,16 +341,14 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     log.closed(close.reason(), close.ioError());
   }
 
-  /** Closing for shutdown, every answer written, nothing read and dropped: the socket may move to a successor. */
+  /** A shutdown close with every answer written and nothing dropped: the socket may move to a successor. */
   @Override
   public boolean handOverAllowed() {
     return close.reason() == CloseReason.SERVER_SHUTDOWN && !close.requestLost() && !close.stage().cut()
       && !responses.awaiting() && !inputEnded;
   }
 
-  // ---- what it owes, how it ended ----
-
-  /** Not closing, no answer awaited, no frame under way, reading not paused, nothing in the write queue. */
+  /** Whether the connection is idle: not closing, nothing owed, read or queued, reading open. */
   @Override
   public boolean owesNothing() {
     return reading.isOpen() && owesNothingWhateverTheGate();
@@ -389,7 +358,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }
 
-  /** How it ended (cut, a request discarded, closed idle or drained); null while it has not. */
+  /** How it ended; null while it has not. */
   public Ending ending() {
     return close.ending();
   }

@@ -15,17 +15,14 @@ import org.slf4j.LoggerFactory;
 import java.nio.charset.StandardCharsets;
 
 /**
- * What one connection writes to the log: its close causes at INFO and WARN, each rate-limited by the deployment's
- * {@link ConnectionLogs} (the first lines in full, then a summary line per cause a second); the book's "new client",
- * "client says" and the end at DEBUG and TRACE; and on the logger {@value #LOOP_LOGGER}, the loop's decisions as the
- * book's loop makes them: want_read turned off and on with the reason and want_close with its reason at DEBUG, a frame
- * complete and answers queued and written at TRACE (src/docs/DESIGN.md, "Watching the loop decide"). Nothing is
- * formatted for a level that is off: each line asks its level once, and allocates nothing when it is off. On the
- * connection's event loop.
+ * What one connection writes to the log: close causes at INFO and WARN, rate-limited by the deployment's
+ * {@link ConnectionLogs}; the connection's life at DEBUG and TRACE; and on {@value #LOOP_LOGGER} the loop's decisions
+ * (want_read, want_write, want_close). Each line checks its level first, so nothing is formatted or allocated for a
+ * level that is off. On the connection's event loop.
  */
 final class ConnectionLog {
 
-  /** The logger name operators configure, kept from before the packages were split by threading rule. */
+  /** The logger name operators configure. */
   private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
   /** The loop's decisions, per connection. */
@@ -34,7 +31,6 @@ final class ConnectionLog {
 
   private final SocketAddress remote;
   private final ConnectionLogs limits;
-  /** Where a request's message starts in its frame (after a stripped header). */
   private final int messageOffset;
 
   ConnectionLog(SocketAddress remote, ConnectionLogs limits) {
@@ -53,7 +49,7 @@ final class ConnectionLog {
     }
   }
 
-  /** The book's "client says": the length and the first bytes of a request frame (header included in {@code frame}). */
+  /** The length and first bytes of a request. */
   private void clientSays(ByteBuf frame) {
     if (log.isTraceEnabled()) {
       int length = frame.readableBytes() - messageOffset;
@@ -63,23 +59,21 @@ final class ConnectionLog {
     }
   }
 
-  // ---- the loop's decisions (io.frameecho.loop) ----
-
-  /** want_read off for {@code reason}; {@code wasOpen} false when another reason had already turned it off. */
+  /** Reading paused for {@code reason}; {@code wasOpen} false when it was already paused for another. */
   void readingPaused(Reason reason, boolean wasOpen) {
     if (loop.isDebugEnabled()) {
       loop.debug("{} want_read=false: {}{}", remote, why(reason), wasOpen ? "" : " (already paused for another reason)");
     }
   }
 
-  /** {@code reason} cleared; {@code opened} when it was the last one, so want_read is on again. */
+  /** {@code reason} cleared; {@code opened} when it was the last one. */
   void readingResumed(Reason reason, boolean opened) {
     if (loop.isDebugEnabled()) {
       loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", cleared(reason));
     }
   }
 
-  /** A request frame is complete (header included in {@code frame}): the loop's line, and the book's "client says". */
+  /** A request frame is complete, header included in {@code frame}. */
   void frameComplete(ByteBuf frame) {
     if (loop.isTraceEnabled()) {
       loop.trace("{} frame complete: len:{}", remote, frame.readableBytes() - messageOffset);
@@ -87,31 +81,30 @@ final class ConnectionLog {
     clientSays(frame);
   }
 
-  /** Whether the write lines are on: asked once per write, so that the bytes are counted only then. */
+  /** Whether the write lines are on: asked once per write, so bytes are counted only then. */
   boolean tracingWrites() {
     return loop.isTraceEnabled();
   }
 
-  /** want_write: answers joined the write queue (the book's outgoing buffer). */
+  /** Answers joined the write queue; the caller checks {@link #tracingWrites()} first. */
   void answersQueued(int bytes, boolean queueFull) {
     loop.trace("{} want_write: {} bytes of answers queued{}", remote, bytes, queueFull ? ", the queue is over writeQueueMaxSize" : "");
   }
 
-  /** handle_write: answers the socket has written (or could not). */
+  /** Answers the socket has written, or could not. */
   void answersWritten(int bytes, boolean succeeded) {
     if (loop.isTraceEnabled()) {
       loop.trace("{} {} bytes of answers {}", remote, bytes, succeeded ? "written" : "not written: the socket failed");
     }
   }
 
-  /** want_close decided, for {@code reason}: after the answers owed, or at once. */
+  /** The close is decided for {@code reason}: after the answers owed, or at once. */
   void wantClose(CloseReason reason, boolean afterAnswers) {
     if (loop.isDebugEnabled()) {
       loop.debug("{} want_close: {}, {}", remote, reason, afterAnswers ? "after the answers owed" : "at once, dropping what is queued");
     }
   }
 
-  /** The socket closed, ending the connection for {@code reason}. */
   void socketClosed(CloseReason reason) {
     if (loop.isDebugEnabled()) {
       loop.debug("{} closed: {}", remote, reason);
@@ -186,7 +179,7 @@ final class ConnectionLog {
     }
   }
 
-  /** The last line of a connection: every count has been settled. */
+  /** The connection's last line: every count is final. */
   void closed(CloseReason reason, Throwable ioError) {
     if (log.isDebugEnabled()) {
       if (ioError == null) {
@@ -197,7 +190,7 @@ final class ConnectionLog {
     }
   }
 
-  /** A failed handler's sample in its summary line; formatted only if that line is written. */
+  /** A failed handler's sample for its summary line, formatted only if that line is written. */
   private record FailedFrom(SocketAddress remote, Throwable cause) {
     @Override
     public String toString() {

@@ -7,30 +7,23 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * A connection's clocks, the first three off at 0: {@code idleTimeoutMs} (no complete request), {@code
- * frameTimeoutMs} (a started frame not complete: slowloris) and {@code writeStallTimeoutMs} (responses
- * not read, or a close that cannot flush); and, once shutdown has begun, the wait for a first request. The
- * connection tells them what happens; each that runs out sends it one {@link Events event}, and the connection
- * decides. A timer is re-armed rather than reset per request, so a busy connection costs one clock read per frame,
- * not a timer; none is armed at accept unless {@code idleTimeoutMs} is on. Time comes from a {@link Ticker}: Vert.x's
- * timers, or a virtual clock in tests.
+ * A connection's timers: {@code idleTimeoutMs}, {@code frameTimeoutMs} (a started frame not completed) and
+ * {@code writeStallTimeoutMs} (responses not read, or a close that cannot flush), each off at 0, and during shutdown
+ * the wait for a first request. Each that runs out sends one {@link Events event}; the connection decides. Timers
+ * are re-armed when they fire rather than reset per request, so a busy connection costs a clock read per frame.
  */
 final class ConnectionTimers {
 
-  /** What the clocks tell their connection when they run out. */
+  /** What the timers tell their connection when they run out. */
   interface Events {
 
-    /**
-     * No complete request for {@code idleMs} (at least {@code idleTimeoutMs}). Returns false when the
-     * connection is busy all the same (answers awaited, reading paused, a frame under way): the clock then
-     * starts over.
-     */
+    /** No complete request for {@code idleMs}; false when the connection is busy all the same, and the timer starts over. */
     boolean idle(long idleMs);
 
-    /** A frame started {@code elapsedMs} ago (not counting time the server paused reading) is not complete. */
+    /** A frame started {@code elapsedMs} ago, not counting time the server paused reading, is not complete. */
     void frameTimedOut(long elapsedMs);
 
-    /** No response byte was taken for {@code writeStallTimeoutMs} since the queue filled, or a close began to flush. */
+    /** No response byte was taken for {@code writeStallTimeoutMs} since the queue filled or a close began to flush. */
     void writeStalled();
 
     /** The wait {@link #awaitFirstRequest} began has ended. */
@@ -38,22 +31,20 @@ final class ConnectionTimers {
   }
 
   private final Ticker ticker;
-  /** The three timeouts: the server's options, read where used (a connection keeps no copy). */
+  /** Read where used, so a connection keeps no copy. */
   private final FrameEchoOptions options;
-  /** The socket's response bytes not yet taken by the client. */
   private final LongSupplier pendingWriteBytes;
   private final Events events;
 
   private long lastRequestNanos;
   private long frameStartedNanos;
-  /** Time the server itself kept reading paused since the current frame started (not the client's slowness). */
+  /** Time the server kept reading paused since the current frame started: not the client's slowness. */
   private long frameNanosPaused;
   private long pausedSinceNanos = -1;
-  /** Response bytes pending at the write-stall clock's last check: fewer since means progress. */
+  /** Pending response bytes at the last check: fewer since means progress. */
   private long pendingAtWriteCheck;
-  /** When a look at the pending bytes last saw progress (or the write queue filled). */
   private long writeProgressNanos;
-  /** The write queue is full, or a close waits to flush, and has not drained since. */
+  /** The write queue is full, or a close waits to flush, and it has not drained since. */
   private boolean writeWaiting;
   private long idleTimer = -1;
   private long frameTimer = -1;
@@ -76,10 +67,7 @@ final class ConnectionTimers {
     }
   }
 
-  /**
-   * Shutdown began before the connection's first request: if it started (at {@code startedNanos}) less than {@code
-   * graceMs} ago, it waits the rest of that time ({@link Events#firstRequestGraceOver}), and this returns true.
-   */
+  /** During shutdown, before a first request: waits out the rest of {@code graceMs} from {@code startedNanos}; true if it waits. */
   boolean awaitFirstRequest(long graceMs, long startedNanos) {
     if (firstRequestTimer >= 0) {
       return true;
@@ -96,24 +84,20 @@ final class ConnectionTimers {
   }
 
   /**
-   * How long the client has been sent nothing while its responses wait, for the budget's cut of a client that reads
-   * no response: the least of {@code msSinceDataSent} (the kernel's TCP_INFO: it grows while the client reads nothing,
-   * and between a slow reader's window updates, every 2.6 s at 50 KB/s over loopback, measured) and this clock's own
-   * look; -1 where the kernel cannot tell (Netty's own count moves only once the kernel's buffer has drained a good part,
-   * so on it a slow reader looks like one that reads nothing).
+   * How long the client has been sent nothing while responses wait: the lesser of the kernel's {@code msSinceDataSent}
+   * and this clock's own look; -1 where the kernel cannot tell, since Netty's count alone cannot tell a slow reader
+   * from one that reads nothing.
    */
   long msSentNothing(long msSinceDataSent) {
     return msSinceDataSent < 0 ? -1 : Math.min(msSinceDataSent, msWithoutWriteProgress());
   }
 
-  /** A request frame is complete: the idle clock restarts. */
   void requestArrived() {
     if (options.getIdleTimeoutMs() > 0) {
       lastRequestNanos = ticker.nanoTime();
     }
   }
 
-  /** The first bytes of a frame have arrived. */
   void frameStarted() {
     long frameTimeoutMs = options.getFrameTimeoutMs();
     if (frameTimeoutMs > 0) {
@@ -128,7 +112,7 @@ final class ConnectionTimers {
     }
   }
 
-  /** The server paused reading, for whatever reason: until it resumes, the frame clock does not run against the client. */
+  /** Until reading resumes, the frame timer does not run against the client. */
   void readingPaused() {
     if (pausedSinceNanos < 0) {
       pausedSinceNanos = ticker.nanoTime();
@@ -142,7 +126,7 @@ final class ConnectionTimers {
     }
   }
 
-  /** The write queue is full, or a close waits to flush: the write-stall clock starts, unless running. */
+  /** The write queue is full, or a close waits to flush: the write-stall timer starts unless running. */
   void writeWaiting() {
     if (!writeWaiting) {
       writeWaiting = true;
@@ -154,11 +138,7 @@ final class ConnectionTimers {
     }
   }
 
-  /**
-   * How long the client has taken no byte of the responses queued, looking now; 0 unless the write queue is full or a
-   * close waits to flush. Netty's count moves only when the kernel takes more, so this is coarse: the kernel's own
-   * buffer may drain for a while first.
-   */
+  /** How long the client has taken no queued response byte; 0 unless the queue is full or a close waits to flush. */
   long msWithoutWriteProgress() {
     if (!writeWaiting) {
       return 0;
@@ -177,15 +157,13 @@ final class ConnectionTimers {
   }
 
   /**
-   * The write-stall clock looks four times per timeout: the kernel takes its share of a queue just after it fills, and
-   * checked once per timeout that would count as progress, so a client that reads nothing would be closed only after
-   * two timeouts. Four looks close it within a quarter more than one.
+   * Four checks per timeout: the kernel takes a share just after the queue fills, which one check per timeout would
+   * count as progress, delaying the close of a client that reads nothing to two timeouts.
    */
   private long writeCheckMs() {
     return Math.max(1, options.getWriteStallTimeoutMs() / 4);
   }
 
-  /** The write queue drained: the write-stall clock stops. */
   void writeDrained() {
     writeWaiting = false;
     if (writeTimer >= 0) {
@@ -209,7 +187,6 @@ final class ConnectionTimers {
     frameTimer = -1;
     long frameTimeoutMs = options.getFrameTimeoutMs();
     long now = ticker.nanoTime();
-    // Time the server kept reading paused is its own choice, not the client's slowness: it does not count.
     long paused = frameNanosPaused + (pausedSinceNanos >= 0 ? now - pausedSinceNanos : 0);
     long elapsedMs = TimeUnit.NANOSECONDS.toMillis(now - frameStartedNanos - paused);
     if (elapsedMs < frameTimeoutMs) {
@@ -219,7 +196,7 @@ final class ConnectionTimers {
     events.frameTimedOut(elapsedMs);
   }
 
-  /** A stall is no progress for {@code writeStallTimeoutMs}: a client that reads, however slowly, keeps its connection. */
+  /** Only no progress at all is a stall: a client that reads, however slowly, keeps its connection. */
   private void onWriteStall() {
     writeTimer = -1;
     long writeStallTimeoutMs = options.getWriteStallTimeoutMs();

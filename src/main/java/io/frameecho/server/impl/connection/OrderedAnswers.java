@@ -13,14 +13,10 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The application half of the book's {@code try_one_request} for any application but echo: each request
- * payload goes to the {@link RequestHandler}, and the answers, which may complete later and in any order,
- * are written in request order. At {@code handler.maxInFlight} awaited answers it is {@link #full()}, and the
- * connection stops reading.
- * <p>
- * Answers that complete later (an event-bus reply is a task of its own on the loop) are written by one task on the
- * connection's loop, queued by the first of them: the replies already queued behind it complete first, and all leave
- * in one write, one flush, rather than a system call each.
+ * Responses for any application but echo: each request goes to the {@link RequestHandler}, and the answers, which may
+ * complete later and in any order, are written in request order. At {@code handler.maxInFlight} awaited answers it is
+ * {@link #full()}. Answers that complete later are written by one queued task, so those completed meanwhile leave in
+ * one write and one flush.
  */
 final class OrderedAnswers implements Responses {
 
@@ -34,15 +30,14 @@ final class OrderedAnswers implements Responses {
   }
 
   /**
-   * An answer the application has not given yet, with the request bytes it holds in the budget until the answer is
-   * written, or, once the connection has dropped it, until the answer completes: till then the handler may hold the
-   * request (an event-bus message in flight to a node).
+   * An awaited answer and the request bytes it holds in the budget: until written, or, once dropped, until the answer
+   * completes, since till then the handler may still hold the request.
    */
   private static final class Awaited {
     final Future<Buffer> answer;
     final int heldBytes;
     final long receivedNanos;
-    /** Its bytes left the budget (written, or released). */
+    /** Its bytes left the budget. */
     boolean settled;
 
     Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos) {
@@ -55,17 +50,16 @@ final class OrderedAnswers implements Responses {
   private final RequestHandler handler;
   private final int maxInFlight;
   private final ResponseWriter writer;
-  /** The frames' form: a request's message is read, and an answer framed, by it. */
   private final LengthField form;
   private final BudgetAccount budget;
   private final FrameEchoMetrics metrics;
   private final Listener listener;
   private final Executor loop;
-  /** A task to write the completed answers is queued on the loop (an answer may complete on another thread). */
+  /** A write task is queued; an answer may complete on another thread. */
   private final AtomicBoolean writeQueued = new AtomicBoolean();
-  /** Answers not written yet, oldest first; stays empty while answers complete at once. */
+  /** Answers not written yet, oldest first. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
-  /** The connection has closed: what is still awaited was dropped, and answers that come later are ignored. */
+  /** The connection has closed: later answers only release their bytes. */
   private boolean dropped;
 
   OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget,
@@ -103,18 +97,16 @@ final class OrderedAnswers implements Responses {
 
   private void answered(Awaited completed) {
     if (dropped) {
-      // The connection has closed: an answer that comes after is nobody's, and the handler has let go of its request.
       settle(completed);
     } else if (writeQueued.compareAndSet(false, true)) {
       loop.execute(this::writeAnswered);
     }
   }
 
-  /** Writes every answer at the head of the queue that has completed, stopping at the first pending one. */
+  /** Writes the completed answers at the head of the queue, stopping at the first pending one. */
   private void writeAnswered() {
     writeQueued.set(false);
     if (dropped) {
-      // drop() settled the completed ones.
       return;
     }
     Awaited head;
@@ -141,7 +133,7 @@ final class OrderedAnswers implements Responses {
     return !gather(answer, heldBytes, receivedNanos) && writer.writeGathered();
   }
 
-  /** Gathers one answer to be written, or writes those gathered and fails the connection with it (then true). */
+  /** Gathers one answer, or on a failed answer writes those gathered and fails the connection (then true). */
   private boolean gather(Future<Buffer> answer, int heldBytes, long receivedNanos) {
     Buffer response = answer.succeeded() ? answer.result() : null;
     if (response != null && form.fits(response.length())) {
@@ -151,7 +143,7 @@ final class OrderedAnswers implements Responses {
     }
     writer.writeGathered();
     budget.release(heldBytes);
-    // Answers queued behind a failed one are dropped: the connection ends after what came before.
+    // Answers behind a failed one are dropped: the connection ends after what came before.
     drop();
     listener.handlerFailed(answer.failed() ? answer.cause()
       : response != null ? new IllegalArgumentException("the request handler's answer of " + response.length()
@@ -188,7 +180,7 @@ final class OrderedAnswers implements Responses {
       if (next.answer.isComplete()) {
         settle(next);
       }
-      // else: released when it completes, as the handler lets go of the request.
+      // else: released when it completes.
     }
     return lost;
   }

@@ -7,26 +7,24 @@ import io.netty.buffer.ByteBuf;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * The book's {@code handle_write}: response frames join the socket's write queue (the book's
- * {@code Conn::outgoing}); the budget they hold is released once they are written. A write that takes the
- * queue over its mark is noted, and the connection, which asks after handing responses over, stops reading.
+ * Writes response frames to the socket's write queue; the budget they hold is released once they are written. A write
+ * that takes the queue over its mark is noted, and the connection stops reading when it asks.
  */
 final class ResponseWriter {
 
-  /** The largest payload copied to leave with others in one write (a copy costs less than a system call up to here). */
+  /** The largest payload copied to leave with others in one write: up to here a copy costs less than a system call. */
   static final int GATHER_MAX = 8192;
 
   private final ConnectionSocket socket;
   private final BudgetAccount budget;
   private final ConnectionLog log;
-  /** The answers' header form; whether it is frame-echo's own, written here without asking the form. */
   private final LengthField form;
   private final boolean ownForm;
   /** A write took the queue over its mark since the connection last asked. */
   private boolean filled;
   /** A response could not be written: the connection ends cut rather than drained. */
   private boolean lost;
-  /** Small response frames gathered for one write (one flush, one system call), null when none wait. */
+  /** Small frames gathered for one write, null when none wait. */
   private Buffer gathered;
   /** The budget the gathered payloads hold until written. */
   private int gatheredBytes;
@@ -70,9 +68,8 @@ final class ResponseWriter {
   }
 
   /**
-   * A frame around an application's {@code payload}, which takes the place of its request's {@code requestBytes} in the
-   * budget until written (in one step: released first, the request would show room the response then takes; held
-   * first, both would count at once); true as {@link #write}.
+   * Frames {@code payload}, which takes its request's {@code requestBytes} in the budget in one step: released first,
+   * the request would show room the response then takes; held first, both would count at once.
    */
   private boolean writeFrame(Buffer payload, int requestBytes) {
     int length = payload.length();
@@ -80,7 +77,7 @@ final class ResponseWriter {
     if (ownForm) {
       socket.write(Frames.header(length));
     } else {
-      // A header of its own form, then the rest of the message; a kept header alone goes with the budget's callback.
+      // A kept header alone is written with the budget's callback.
       Buffer header = form.header(payload);
       body = form.body(payload);
       if (body.length() == 0) {
@@ -100,11 +97,7 @@ final class ResponseWriter {
     return filled;
   }
 
-  /**
-   * Like {@link #writeFrame}, for answers that complete together: a frame up to {@value #GATHER_MAX} bytes is copied
-   * into one buffer with the others until {@link #writeGathered}, so that they leave in one write; a larger one is
-   * written at once, after those gathered before it.
-   */
+  /** Like {@link #writeFrame}, but frames up to {@value #GATHER_MAX} bytes are copied into one buffer until {@link #writeGathered}. */
   void gatherFrame(Buffer payload, int requestBytes) {
     int length = payload.length();
     if (length > GATHER_MAX) {

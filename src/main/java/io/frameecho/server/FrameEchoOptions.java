@@ -273,7 +273,7 @@ public class FrameEchoOptions {
   /**
    * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
    * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
-   * {@code netServerOptions} sets {@code tcpKeepAlive} itself; see {@link #keepAlive(NetServerOptions)}.
+   * {@code netServerOptions} sets {@code tcpKeepAlive} itself.
    */
   public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
     ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);

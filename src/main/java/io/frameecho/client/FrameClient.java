@@ -22,57 +22,50 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A pipelining client of the frame protocol: the book's {@code send_req}/{@code read_res} with futures.
+ * A pipelining client of the frame protocol. {@link #request(Buffer)} writes a frame and returns a future of its
+ * response; responses match requests in order, so any number may be in flight. A dropped connection or an invalid
+ * response fails every pending request with a {@link FrameClientException} ("refused" if the server closed before
+ * answering anything); with {@link #requestTimeout(long)} a late request fails alone. Safe from any thread; one
+ * thread's requests are sent in call order.
  * <p>
- * {@link #request(Buffer)} writes a frame at once and returns a future of its response; responses are
- * matched to requests in order, so any number may be in flight. When the connection drops or the server
- * sends what cannot be a response, every pending future fails with a {@link FrameClientException}; when the
- * server closes before answering anything (as frame-echo refuses a client over its connection limits), the
- * failure says "refused". With {@link #requestTimeout(long)}, a request not answered in time fails alone:
- * its late response is read and dropped, and the connection goes on.
- * Safe to call from any thread: requests are sent in the order the calls were made from one thread.
- * <p>
- * A server that restarts, or closes a connection it thinks idle, ends the stream gracefully (a FIN), possibly
- * with a request of yours on the way that it never read: the protocol has no "go away" message. When your requests
- * are idempotent, say so with {@link #resendIdempotent(boolean)}: when the server then closes or resets a connection
- * with requests unanswered, the client reconnects, trying again with growing waits while the server restarts
- * ({@link #reconnectOptions(ReconnectOptions)}), and re-sends them in order on each new connection. Without it, a
- * close or a reset fails them: a request the server may have read is not sent twice unasked.
+ * The protocol has no "go away" message, so a server that restarts or closes an idle connection may drop a request it
+ * never read. For idempotent requests, {@link #resendIdempotent(boolean)} makes the client reconnect
+ * ({@link #reconnectOptions(ReconnectOptions)}) and re-send unanswered requests in order; otherwise they fail, so no
+ * request is sent twice unasked.
  */
 public final class FrameClient {
 
-  /** Why requests fail when the server closed their connection before answering anything, as frame-echo refuses one. */
+  /** The failure message when the server closed before answering anything. */
   private static final String REFUSED = "refused by the server: it closed the connection before answering anything "
     + "(at maxConnections or maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)";
 
-  /** Held, not just used: Vert.x closes a net client, with its sockets, once it is unreachable. */
+  /** Kept referenced because Vert.x closes an unreachable net client along with its sockets. */
   private final NetClient netClient;
   private final SocketAddress server;
   private final Context context;
   private final int maxFrameSize;
-  /** The frames' header form. */
   private final LengthField form;
-  /** The connection now; replaced when the client reconnects to re-send. Touched on {@link #context} only. */
+  /** The current connection; replaced on reconnect. On {@link #context} only. */
   private NetSocket socket;
-  /** Requests whose responses are still owed, oldest first; touched on {@link #context} only. */
+  /** Requests still owed a response, oldest first; on {@link #context} only. */
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-  /** The connection ended and a new one is being opened, or waited for: requests wait in {@link #pending}, unwritten. */
+  /** A new connection is pending; requests queue in {@link #pending} unwritten. */
   private boolean reconnecting;
-  /** Tries to reconnect since a connection last answered: 0 when none is under way. */
+  /** Reconnect tries since a connection last answered. */
   private int attempts;
-  /** When the series of tries must stop ({@link System#nanoTime}). */
+  /** {@link System#nanoTime} at which the current series of tries gives up. */
   private long deadlineNanos;
-  /** The options the series of tries runs by, read when it began. */
+  /** Options for the current series, read when it began. */
   private ReconnectOptions series;
-  /** The wait before the next try, or -1. */
+  /** The pending retry timer, or -1. */
   private long retryTimer = -1;
   private long reconnectAttempts;
-  /** {@link #closeHandler} has been told. */
+  /** {@link #closeHandler} has been called. */
   private boolean ended;
   private Throwable failure;
   private long sent;
   private long answered;
-  /** Responses on the connection now: none means the server closed it before answering anything. */
+  /** Responses on the current connection; none means the server refused it. */
   private long answeredHere;
   private long resent;
   private volatile boolean resendIdempotent;
@@ -81,7 +74,7 @@ public final class FrameClient {
   private volatile long requestTimeoutMs;
   private volatile Handler<Void> closeHandler;
 
-  /** One request awaiting its response: kept whole, to be re-sent. */
+  /** A request awaiting its response, kept whole for re-sending. */
   private static final class Pending {
     final Buffer payload;
     final Promise<Buffer> promise;
@@ -103,36 +96,32 @@ public final class FrameClient {
     this.maxFrameSize = maxFrameSize;
   }
 
-  /** Connects with the book's 32 MiB limit on frames in both directions. */
+  /** Connects with the default 32 MiB frame limit in both directions. */
   public static Future<FrameClient> connect(Vertx vertx, String host, int port) {
     return connect(vertx, host, port, Frames.DEFAULT_MAX_FRAME_SIZE);
   }
 
-  /** Connects; requests and responses longer than {@code maxFrameSize} bytes are refused. */
+  /** Connects; requests and responses over {@code maxFrameSize} bytes are refused. */
   public static Future<FrameClient> connect(Vertx vertx, String host, int port, int maxFrameSize) {
     return connect(vertx, new NetClientOptions().setTcpNoDelay(true), host, port, maxFrameSize);
   }
 
-  /**
-   * Connects with Vert.x's own client options: TLS ({@code setSsl(true)} and trust options), timeouts,
-   * proxies and so on.
-   */
+  /** Connects with Vert.x client options (TLS, timeouts, proxies and so on). */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, String host, int port, int maxFrameSize) {
     return connect(vertx, netOptions, SocketAddress.inetSocketAddress(port, host), maxFrameSize);
   }
 
   /**
-   * Connects to {@code server}: a host and port ({@link SocketAddress#inetSocketAddress}), or a unix domain socket
-   * ({@link SocketAddress#domainSocketAddress}), which Vert.x reaches with its epoll or io_uring transport, or with
-   * NIO on JDK 16 and later.
+   * Connects to {@code server}, a host and port ({@link SocketAddress#inetSocketAddress}) or a unix domain socket
+   * ({@link SocketAddress#domainSocketAddress}).
    */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, int maxFrameSize) {
     return connect(vertx, netOptions, server, LengthField.DEFAULT, maxFrameSize);
   }
 
   /**
-   * Connects to a server of frames in {@code form} (its {@code framing}); requests are messages as the form delivers
-   * them (with the header when it is kept), and so are responses; {@code maxFrameSize} bounds their bodies.
+   * Connects to a server using framing {@code form}; requests and responses are messages as that form delivers them,
+   * and {@code maxFrameSize} bounds their bodies.
    */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, LengthField form,
                                             int maxFrameSize) {
@@ -143,8 +132,7 @@ public final class FrameClient {
     NetClient netClient = vertx.createNetClient(netOptions);
     Context context = vertx.getOrCreateContext();
     Promise<FrameClient> connected = Promise.promise();
-    // Connected from the client's own event loop, the socket gets its handlers in the turn its connection completes
-    // in; from another thread, a turn later, and a server's close in between reached a socket with no close handler.
+    // Connect on the client's context so handlers are set before a server close can arrive.
     context.runOnContext(v -> netClient.connect(server).onComplete(ar -> {
       if (ar.failed()) {
         netClient.close();
@@ -169,8 +157,7 @@ public final class FrameClient {
 
       @Override
       public void failed(Throwable cause) {
-        // With re-sending on, a reset or a TLS failure ends the connection as an end of stream does: the application
-        // said a request may be answered twice. A response the client cannot read is the server's fault: it fails.
+        // With re-sending on, a reset or TLS failure is treated like an end of stream; an unreadable response still fails.
         if (resendIdempotent && !closing && !(cause instanceof FramingException)) {
           error[0] = cause;
           connection.close();
@@ -191,7 +178,7 @@ public final class FrameClient {
     });
   }
 
-  /** Whether a request is still owed a response (one that timed out is not). */
+  /** Whether any request is still owed a response (timed-out ones are not). */
   private boolean unanswered() {
     for (Pending request : pending) {
       if (!request.promise.future().isComplete()) {
@@ -202,9 +189,8 @@ public final class FrameClient {
   }
 
   /**
-   * The connection ended, for {@code why}, with requests unanswered, or a try to reconnect failed: the next try, at
-   * once when this begins a series, else after the options' wait, clipped to the series' deadline; past it, the
-   * requests fail.
+   * Schedules the next reconnect: at once for a new series, else after the backoff clipped to the deadline; past the
+   * deadline the requests fail.
    */
   private void retry(String why, Throwable cause) {
     reconnecting = true;
@@ -228,12 +214,12 @@ public final class FrameClient {
     }
   }
 
-  /** One try: a new connection, on which the requests left unanswered are re-sent in order. */
+  /** One reconnect try, re-sending unanswered requests in order. */
   private void reconnect(String why, Throwable cause) {
     if (failure != null) {
       return;
     }
-    // Every request left has timed out meanwhile: nothing to re-send, so the connection's end stands.
+    // Everything left timed out: nothing to re-send.
     if (!unanswered()) {
       end(new FrameClientException(why, cause));
       return;
@@ -258,7 +244,6 @@ public final class FrameClient {
       List<Pending> again = new ArrayList<>(pending);
       pending.clear();
       for (Pending request : again) {
-        // A request that timed out has failed already: not sent again.
         if (request.promise.future().isComplete()) {
           continue;
         }
@@ -271,9 +256,8 @@ public final class FrameClient {
   }
 
   /**
-   * Fails each request not answered within {@code ms} milliseconds (0, the default: no limit) with a
-   * {@link FrameClientException}. Its response, when it comes, is read and dropped: later requests still get
-   * their own. Applies to requests sent from now on.
+   * Fails each request not answered within {@code ms} milliseconds (0, the default: no limit); its late response is
+   * dropped. Applies to requests sent from now on.
    */
   public FrameClient requestTimeout(long ms) {
     if (ms < 0) {
@@ -284,22 +268,15 @@ public final class FrameClient {
   }
 
   /**
-   * {@code true}: the application's requests are idempotent (answering one twice does no harm), so those left
-   * unanswered when the server closes or resets the connection (a restart, an idle close) are re-sent, in order, on a
-   * new connection, once on each; the client tries to reconnect as {@link #reconnectOptions(ReconnectOptions)} says,
-   * and the requests fail, with the last reason and the number of tries, only when its deadline has passed. A
-   * connection that ends with nothing unanswered is not replaced: {@link #closeHandler} is told. Off by default: the
-   * requests fail with the connection.
+   * Declares requests idempotent, so unanswered ones are re-sent in order on a new connection when the server closes
+   * or resets one, failing only after the {@link #reconnectOptions(ReconnectOptions)} deadline. Off by default.
    */
   public FrameClient resendIdempotent(boolean idempotent) {
     this.resendIdempotent = idempotent;
     return this;
   }
 
-  /**
-   * How to reconnect to re-send ({@link #resendIdempotent}): {@link ReconnectOptions#DEFAULTS} unless set. Applies to
-   * the next connection that ends.
-   */
+  /** How to reconnect for {@link #resendIdempotent}; {@link ReconnectOptions#DEFAULTS} unless set. */
   public FrameClient reconnectOptions(ReconnectOptions options) {
     this.reconnectOptions = java.util.Objects.requireNonNull(options, "options");
     return this;
@@ -369,13 +346,12 @@ public final class FrameClient {
     }
     answered++;
     answeredHere++;
-    // The connection serves: a later end begins a new series of tries.
     attempts = 0;
-    // A request that timed out has failed already: its late response is dropped.
+    // A timed-out request has already failed; its late response is dropped.
     request.promise.tryComplete(payload);
   }
 
-  /** The client's last connection is gone for good: its requests fail, and {@link #closeHandler} is told once. */
+  /** Ends the client for good: fails its requests and calls {@link #closeHandler} once. */
   private void end(FrameClientException error) {
     reconnecting = false;
     if (retryTimer != -1) {
@@ -401,22 +377,22 @@ public final class FrameClient {
     }
   }
 
-  /** Requests sent so far (a re-sent request counts once). */
+  /** Requests sent so far; a re-sent request counts once. */
   public long requestsSent() {
     return sent;
   }
 
-  /** Requests re-sent on a new connection ({@link #resendIdempotent}): once for each connection a request went on again. */
+  /** Re-sends on new connections ({@link #resendIdempotent}). */
   public long requestsResent() {
     return resent;
   }
 
-  /** Tries to reconnect to re-send so far ({@link #resendIdempotent}), failed or not. */
+  /** Reconnect tries so far ({@link #resendIdempotent}), failed or not. */
   public long reconnectAttempts() {
     return reconnectAttempts;
   }
 
-  /** Closes the connection; pending requests fail, as they do while the client waits to reconnect. */
+  /** Closes the connection; pending requests fail. */
   public Future<Void> close() {
     closing = true;
     context.runOnContext(v -> {

@@ -34,23 +34,14 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The new process's side of a restart with handover: a unix socket on which a predecessor ({@link Successor}) sends
- * the file descriptors of its established connections. Each becomes an epoll socket channel and enters the server's
- * listening channel as a socket it had just accepted: Netty's acceptor registers it on an event loop, Vert.x hands it
- * to a server instance, and frame-echo admits it as any newcomer (limits, budget, meters). Only a peer running as this
- * process's user is heard. Each descriptor read is acknowledged with a byte: the predecessor sends a few at a time
- * ({@link Successor#WINDOW}). <b>Threading:</b> the unix socket's events, and each adoption, on the listener's event
- * loop.
+ * The new process's side of a restart with handover: receives established connections' descriptors from a
+ * {@link Successor} over a unix socket, from this process's user only, and fires each into a listener as a freshly
+ * accepted socket, so it is admitted like any newcomer. Each descriptor is acknowledged with a byte, which paces the
+ * sender's window. On the listener's event loop.
  * <p>
- * The adopted sockets enter a Vert.x server of their own, the <em>entry</em>: listening on a loopback port nobody is
- * told of, with the frame server's options and connect handler, so that each adopted socket is a Vert.x socket with
- * the server's handler and options, and frame-echo's limits and meters (Vert.x's own TCP metrics count it under the
- * entry's address). Vert.x does not hand out a server's listening channel, and a socket
- * fired into a listener's pipeline is what Netty's own acceptor registers; so the entry's listener is learned the
- * public way, as the {@code parent()} of a socket it accepted: a connection to itself, which it closes (as it closes
- * any socket it accepted that was not adopted). The frame server's own listener cannot be learned so while the
- * predecessor listens on the same port ({@code SO_REUSEPORT}): the kernel may hand the connection to the predecessor.
- * The entry shuts down and closes with the frame server.
+ * Vert.x does not expose a server's listening channel, so sockets enter a private loopback server (the entry) whose
+ * listener is learned as the {@code parent()} of a connection to itself; the frame server's own listener cannot be
+ * learned that way while the predecessor shares its port. See src/docs/upstream/vertx-netserver-listening-channel.md.
  */
 public final class Adoption {
 
@@ -58,13 +49,11 @@ public final class Adoption {
 
   /** How long the entry may take to accept its own connection. */
   private static final long LEARN_WITHIN_MS = 10_000;
-  /** Marks a channel fired into the entry's listener as adopted (anything else the entry accepts is closed). */
+  /** Marks an adopted channel; anything else the entry accepts is closed. */
   private static final AttributeKey<Boolean> ADOPTED = AttributeKey.valueOf("frame-echo.adopted");
 
-  /** The Vert.x server adopted sockets enter. */
   private final NetServer entry;
   private final AtomicInteger adopted = new AtomicInteger();
-  /** The unix socket's listening channel, once bound. */
   private Channel unixListener;
 
   private Adoption(NetServer entry) {
@@ -72,9 +61,8 @@ public final class Adoption {
   }
 
   /**
-   * Listens at {@code bindPath} for a predecessor's descriptors, each of which reaches {@code connectHandler} as a socket
-   * accepted by a server with {@code options} (on the caller's context); {@code uid} is the only user heard. Fails when
-   * the entry is not an epoll TCP listener or the path cannot be bound.
+   * Listens at {@code bindPath} for descriptors from user {@code uid}'s processes, handing each to
+   * {@code connectHandler} as a socket accepted with {@code options}. Fails unless the entry is an epoll TCP listener.
    */
   public static Future<Adoption> listen(Vertx vertx, NetServerOptions options, int entryPort,
                                         Handler<NetSocket> connectHandler, String bindPath, int uid) {
@@ -91,7 +79,7 @@ public final class Adoption {
       });
     return entry.listen().compose(bound -> {
       NetClient self = vertx.createNetClient();
-      // Bounded: a connection the entry never hands over fails the adoption rather than the server's listen.
+      // Bounded, so a lost self-connection fails the adoption rather than hanging the server's listen.
       long timer = vertx.setTimer(LEARN_WITHIN_MS, t -> learned.tryFail("the entry did not accept its own connection within "
         + LEARN_WITHIN_MS + " ms"));
       return self.connect(bound.actualPort(), "127.0.0.1")
@@ -110,7 +98,7 @@ public final class Adoption {
         + (listening == null ? "none" : listening.getClass().getSimpleName())));
     }
     Promise<Adoption> bound = Promise.promise();
-    // The listener's own event loop: the descriptors read there enter the listener without a hop to another thread.
+      // Same loop as the listener, so adopted descriptors need no thread hop.
     ChannelFuture bind = new ServerBootstrap()
       .group(listening.eventLoop(), listening.eventLoop())
       .channel(EpollServerDomainSocketChannel.class)
@@ -133,34 +121,34 @@ public final class Adoption {
     return bound.future();
   }
 
-  /** The entry's loopback port, which nobody is told of. */
+  /** The entry's private loopback port. */
   int entryPort() {
     return entry.actualPort();
   }
 
-  /** Vert.x's shutdown of the adopted sockets, as of the frame server's ({@code NetServer.shutdown}). */
+  /** Shuts down the adopted sockets, as the frame server's shutdown does. */
   public Future<Void> shutdownAdopted(long timeoutMs) {
     return entry.shutdown(timeoutMs, TimeUnit.MILLISECONDS);
   }
 
-  /** Closes the adopted sockets and the entry, as the frame server's {@code close}. */
+  /** Closes the adopted sockets and the entry. */
   public Future<Void> closeAdopted() {
     return entry.close();
   }
 
-  /** How many sockets were adopted so far. */
+  /** Sockets adopted so far. */
   public int adopted() {
     return adopted.get();
   }
 
-  /** Stops hearing predecessors (Netty removes the file at the path it bound). */
+  /** Stops listening for predecessors. */
   public Future<Void> close() {
     Promise<Void> closed = Promise.promise();
     unixListener.close().addListener(f -> closed.complete());
     return closed.future();
   }
 
-  /** One predecessor's link: each descriptor read becomes an accepted socket of {@code listening}. */
+  /** One predecessor's link. */
   private static final class FromPredecessor extends ChannelInboundHandlerAdapter {
 
     private final Channel listening;
@@ -168,7 +156,7 @@ public final class Adoption {
     private final AtomicInteger adopted;
     private int count;
     private int pid;
-    /** Descriptors read and not acknowledged yet: a byte each, sent once the read is complete. */
+  /** Descriptors to acknowledge when the read completes. */
     private int toAcknowledge;
 
     FromPredecessor(Channel listening, int uid, AtomicInteger adopted) {
@@ -232,7 +220,7 @@ public final class Adoption {
       ctx.close();
     }
 
-    /** The descriptor as a socket just accepted by {@code listening}, or closed if it is not a connected TCP socket. */
+  /** Fires the descriptor into {@code listening} as an accepted socket, or closes it if not a connected TCP socket. */
     private void adopt(FileDescriptor fd) {
       EpollSocketChannel socket;
       try {
@@ -260,7 +248,6 @@ public final class Adoption {
       try {
         fd.close();
       } catch (IOException ignored) {
-        // Already closed.
       }
     }
   }

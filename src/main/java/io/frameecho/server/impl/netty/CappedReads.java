@@ -16,11 +16,9 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * The channel's own read sizes (Netty's adaptive guess, up to 64 KiB), capped by what the budget allows the next read
- * ({@link BudgetAccount#readCap}): every connection still readable when the budget crosses its limit reads once more
- * before it pauses, so over the limit those reads must be small: a small read, whatever the channel guessed. Asked on the
- * channel's event loop, before each read. Set on each socket at accept ({@link #install}); the
- * connection's own cap, and where a large frame's read lands, once it is attached ({@link #capFor}).
+ * Netty's adaptive read sizes capped by {@link BudgetAccount#readCap}: every connection still readable when the budget
+ * crosses its limit reads once more before pausing, so over the limit those reads must be small. Consulted on the
+ * channel's event loop before each read.
  */
 public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
@@ -28,9 +26,9 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   static final int SMALL_READ = BudgetAccount.SMALL_READ;
 
   private final RecvByteBufAllocator sizes;
-  /** The most the next read may take: a small read at least. */
+  /** The most the next read may take; at least a small read. */
   private IntSupplier cap;
-  /** Where a read may land; null: always a buffer of its own. */
+  /** Where a read may land; null for a fresh buffer. */
   private Landing landing;
 
   /** Reads are small while {@code small} says so. */
@@ -40,9 +38,8 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   }
 
   /**
-   * Reads of {@code socket} are small while {@code small} says so. Set at accept, before the socket's first read: Netty
-   * keeps the read sizes a channel started reading with. The connection sets its own cap when it is attached
-   * ({@link #capFor}).
+   * Installs on {@code socket} with reads small while {@code small} says so. Must run at accept, since Netty keeps the
+   * allocator a channel started reading with; {@link #capFor} later sets the connection's own cap.
    */
   public static void install(NetSocket socket, BooleanSupplier small) {
     ChannelConfig config = Sockets.channelOf(socket).config();
@@ -50,9 +47,8 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
   }
 
   /**
-   * A connection attached to {@code channel}: its reads take at most what {@code cap} says, when more than a small read
-   * (see {@link #install}); a read of a large frame lands in the frame's memory ({@code events}' {@code readInto}),
-   * unless a TLS layer reads first (the read holds its records).
+   * Caps an attached connection's reads by {@code cap} and, without TLS, lets a large frame's read land directly in the
+   * frame's memory ({@code readInto}); with TLS the read holds records, not frame bytes.
    */
   static void capFor(Channel channel, IntSupplier cap, ConnectionSocket.Events events) {
     if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
@@ -63,16 +59,14 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     }
   }
 
-  /** From now on a read takes at most what {@code cap} says (set on the channel's event loop). */
+  /** Caps reads by {@code cap} from now on; on the channel's event loop. */
   public void capWith(IntSupplier cap) {
     this.cap = cap;
   }
 
   /**
-   * A read's size, given the channel's {@code guess} and the most the budget lets it take: the guess within the cap, and,
-   * while the cap is a small read, a whole small read however little the guess. Why the floor: a connection asks the
-   * budget for a turn after each read that leaves its frame holding less than a small read, so a guess of a few bytes
-   * (a newcomer's first read is 2 KiB; a client of small frames shrinks it further) would cost a turn per read.
+   * The guess within the cap, raised to a whole small read while the cap is small, because each short read would
+   * otherwise cost the connection a budget turn.
    */
   public static int readSize(int guess, IntSupplier cap) {
     if (guess > SMALL_READ) {
@@ -81,13 +75,14 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     return guess < SMALL_READ && cap.getAsInt() <= SMALL_READ ? SMALL_READ : guess;
   }
 
-  /** Where a read may land instead of a buffer of its own: given the allocator and the read's guess, memory or null. */
+  /** Memory for a read to land in instead of a fresh buffer, or null. */
   @FunctionalInterface
   public interface Landing {
+    /** Memory of at least {@code least} bytes for the next read, or null. */
     ByteBuf readInto(ByteBufAllocator alloc, int least);
   }
 
-  /** From now on a read lands where {@code landing} says, when it says (set on the channel's event loop). */
+  /** Lets reads land where {@code landing} says from now on; on the channel's event loop. */
   public void landIn(Landing landing) {
     this.landing = landing;
   }

@@ -28,26 +28,10 @@ import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 
 /**
- * One connection's socket, the poll loop's view of it (the book's {@code handle_read} events): the
- * {@link ConnectionSocket} a connection talks to, which tells it {@link ConnectionSocket.Events}. What it reaches
- * under Vert.x's public {@link NetSocket} API for, and why the public API cannot do it (src/docs/EMBEDDING.md, "The
- * internal hooks", says the same for users):
- * <ul>
- *   <li><b>reads and writes of Netty buffers</b> ({@link Sockets}): no copy of a read, none of a response that is
- *   a slice of one; writes through Vert.x's own write queue ({@code writeMessage});</li>
- *   <li><b>demand</b> (the channel's {@code autoRead}): paused through the socket, Vert.x keeps reading into a queue
- *   of its own, which it does not release when the connection closes;</li>
- *   <li><b>byte-based writability</b> (the channel's water marks): Vert.x's {@code writeQueueFull()} counts messages,
- *   whatever their size; and the bytes still queued, to tell a slow reader from a stalled one;</li>
- *   <li><b>half-closure</b> ({@code ALLOW_HALF_CLOSURE} and the input-shutdown event): Netty otherwise closes a
- *   connection whose client shut down its sending side, before its responses are written;</li>
- *   <li><b>a close that does not flush</b> (the Vert.x handler's own context): a client that does not read would
- *   hold a flushing close open;</li>
- *   <li><b>a lingering close</b> (a FIN through the channel's {@code shutdownOutput}, then reads): Vert.x closes a
- *   socket with unread input, which sends a reset; Vert.x's {@code NetSocket.close()}, which differs between the
- *   lines, is not used.</li>
- * </ul>
- * The channel work is plain Netty, placed once in the pipeline before Vert.x's handler. On the socket's event loop.
+ * One connection's {@link ConnectionSocket}, reaching under Vert.x's public {@link NetSocket} API where that API cannot
+ * do the job: zero-copy Netty buffer reads and writes, demand through {@code autoRead} (a paused Vert.x socket keeps
+ * queueing reads), byte-based writability, half-closure, a close that does not flush, and a lingering close (a plain
+ * close with unread input sends a reset). On the socket's event loop.
  */
 public final class ChannelSocket implements ConnectionSocket {
 
@@ -61,11 +45,11 @@ public final class ChannelSocket implements ConnectionSocket {
   private boolean inputShutdown;
   /** The FIN is out after the last response; reads are discarded until the client closes. */
   private boolean lingering;
-  /** The channel's {@code ALLOW_HALF_CLOSURE}, as this socket last set it ({@link Watch#channelReadComplete}). */
+  /** The channel's {@code ALLOW_HALF_CLOSURE} as last set here. */
   private boolean halfClosureAllowed;
-  /** Where a shutdown's close may hand the socket instead, and who allows it; null when no handover is configured. */
+  /** Where a shutdown's close may hand the socket; null when no handover is configured. */
   private MoveTo moveTo;
-  /** The socket moved to the successor: this process closed its own descriptor only. */
+  /** The socket moved to the successor; only this process's descriptor was closed. */
   private boolean handedOver;
 
   private ChannelSocket(NetSocket socket) {
@@ -75,18 +59,15 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * {@code socket}, accepted, to be attached to its connection on {@code context}'s event loop (which the caller runs
-   * on): {@code writeQueueMaxSize} bytes queued make it unwritable; half of it, writable again.
+   * Wraps an accepted socket; {@code writeQueueMaxSize} queued bytes make it unwritable, half of that writable again.
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
     return accepted(socket, context, writeQueueMaxSize, Runnable::run, null);
   }
 
   /**
-   * As {@link #accepted(NetSocket, Context, int)}; Vert.x's shutdown of the socket reaches its connection through
-   * {@code shutdownPacing}, which runs it now or in a later turn of the event loop; a close for shutdown that finds a
-   * process in {@code successor} (null: none is configured) hands the socket over to it when it can move ({@link
-   * #closeLingering}).
+   * As {@link #accepted(NetSocket, Context, int)}, with shutdown events paced by {@code shutdownPacing} and a close
+   * for shutdown handed over to {@code successor}'s process when possible (null: no handover).
    */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing,
                                         Supplier<Successor> successor) {
@@ -117,8 +98,7 @@ public final class ChannelSocket implements ConnectionSocket {
   static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events, Consumer<Runnable> shutdownPacing) {
     ChannelSocket attached = new ChannelSocket(socket);
     attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
-    // Vert.x makes this the channel's water marks: unwritable above it, writable again below half of it. Netty's own
-    // (64 KiB, 32 KiB) are the default's: then nothing is set, and no object kept per connection.
+    // Setting the water marks costs an object per connection; skip it when Netty's defaults already match.
     ChannelConfig config = attached.channel.config();
     if (config.getWriteBufferHighWaterMark() != writeQueueMaxSize || config.getWriteBufferLowWaterMark() != writeQueueMaxSize / 2) {
       socket.setWriteQueueMaxSize(writeQueueMaxSize);
@@ -145,7 +125,7 @@ public final class ChannelSocket implements ConnectionSocket {
     }
   }
 
-  /** The process found at shutdown, if any, and the connection that says whether its socket may move there. */
+  /** The successor supplier and the connection that says whether its socket may move. */
   private record MoveTo(Supplier<Successor> successor, Events events) {
   }
 
@@ -154,7 +134,6 @@ public final class ChannelSocket implements ConnectionSocket {
 
     private final Context context;
     private final Events events;
-    /** The connection runs on this channel's event loop, so its state can be read from the pipeline's events. */
     private final boolean onChannelLoop;
 
     Watch(Context context, Events events) {
@@ -164,11 +143,8 @@ public final class ChannelSocket implements ConnectionSocket {
     }
 
     /**
-     * The half-closure rule: a socket stays half-open at an end of input only while its connection owes the client
-     * something (from its first byte read until a read completes with nothing owed); owing nothing, it closes there, as
-     * a plain Netty server does: no input shut down, no interest-set change, no task. Every transport tells an end of
-     * input after the reads before it, so a request read just before its end has set half-closure again. Netty's epoll
-     * and NIO transports fire this before they act on an end of input read in the same pass.
+     * Stay half-open at an end of input only while the connection owes the client responses; owing nothing, close
+     * there as plain Netty does. Transports report an end of input after the reads before it, so this is safe.
      */
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
@@ -184,7 +160,6 @@ public final class ChannelSocket implements ConnectionSocket {
         inputShutdown = true;
         EpollProbe.FOUND.edgeTriggered(ctx.channel());
         if (lingering) {
-          // The client has read to our FIN and closed its side: both sides are done.
           closeNow();
         } else {
           context.runOnContext(v -> events.inputEnded());
@@ -203,8 +178,7 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * Turns away a socket that was accepted over a limit: with a FIN, after reading and discarding what the
-   * client already sent for up to {@code lingerMs} (a plain close with unread input would send a reset).
+   * Refuses a socket accepted over a limit: a FIN, then reads discarded for up to {@code lingerMs}, so no reset is sent.
    */
   public static void refuse(NetSocket socket, Context context, long lingerMs) {
     attach(socket, context, Integer.MAX_VALUE, new Events() {
@@ -237,8 +211,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
   @Override
   public void reading(boolean on) {
-    // Nothing is left to read from an input the client has shut down: turning reading on again then fails on
-    // epoll (epoll_ctl: no such file), and Netty closes the channel, with the responses not yet written.
+    // Re-enabling reads after input shutdown fails on epoll, and Netty then closes the channel with responses unwritten.
     if (on && inputShutdown) {
       return;
     }
@@ -251,9 +224,8 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * Bytes queued in the channel and not yet taken by the kernel: falls while the client reads, however
-   * slowly. Netty counts a message as pending until it is written whole, so the part of the current one
-   * already written is taken off.
+   * Bytes queued and not yet taken by the kernel, excluding the already-written part of the current message; falls
+   * while the client reads, however slowly.
    */
   @Override
   public long pendingWriteBytes() {
@@ -270,23 +242,16 @@ public final class ChannelSocket implements ConnectionSocket {
     return internal.writeMessage(bytes);
   }
 
-  /** Through Vert.x's public API. */
+  /** Writes through Vert.x's public API. */
   @Override
   public Future<Void> write(Buffer bytes) {
     return socket.write(bytes);
   }
 
   /**
-   * A lingering close, as nginx does it for HTTP: once every queued response is written, a FIN (after TLS's
-   * close_notify); then the socket reads what the client still sends, which the connection discards,
-   * until the client closes its side or {@code lingerMs} have passed; then it closes. Closing at once with
-   * unread input would send a reset, and a reset makes the client's kernel throw away the responses the
-   * client has not read yet. With {@code lingerMs} 0, it closes once the responses are written.
-   * <p>
-   * With a successor process (a restart with handover), a close its connection allows to move ({@link
-   * Events#handOverAllowed}: shutdown's, nothing owed, nothing read and dropped) moves the socket there instead once
-   * the responses are written, with no FIN: the client sees no close. One that cannot move (TLS, its input or output
-   * shut down, the successor gone) closes as above.
+   * Once the queued responses are written, sends a FIN (after TLS close_notify) and discards reads until the client
+   * closes or {@code lingerMs} pass, because a reset would discard responses the client has not read yet. With a
+   * successor, a socket its connection allows to move ({@link Events#handOverAllowed}) is handed over instead.
    */
   @Override
   public void closeLingering(long lingerMs) {
@@ -294,8 +259,7 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * As {@link #closeLingering}; with {@code lingerMs} 0 the socket closes on the event loop's next turn after the
-   * FIN, what the client had already sent read (and discarded) in that turn, so the close sends no reset.
+   * As {@link #closeLingering}; with {@code lingerMs} 0 it still reads once after the FIN, so the close sends no reset.
    */
   @Override
   public void closeOwingNothing(long lingerMs) {
@@ -308,13 +272,12 @@ public final class ChannelSocket implements ConnectionSocket {
         fin(written.succeeded(), lingerMs, afterFin);
         return;
       }
-      // Netty completes a write before it takes the write off the channel's pending bytes: whether the socket can
-      // move is asked in the loop's next task, once nothing written is counted as pending.
+      // Netty counts a completed write as pending until the next task, so ask about moving there.
       channel.eventLoop().execute(() -> moveOrFin(lingerMs, afterFin));
     });
   }
 
-  /** Every response written: hands the socket to the successor if it may move there, else the FIN and the linger. */
+  /** Hands the socket to the successor if it may move, else sends the FIN and lingers. */
   private void moveOrFin(long lingerMs, boolean afterFin) {
     Successor to = inputShutdown ? null : moveTo.successor.get();
     if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
@@ -345,8 +308,7 @@ public final class ChannelSocket implements ConnectionSocket {
       }
       lingering = true;
       reading(true);
-      // A scheduled task runs after the event loop's next look at its sockets (Netty moves due scheduled tasks
-      // to its queue only before a batch of tasks, after the IO pass): bytes that had arrived are read first.
+      // Netty runs due scheduled tasks after the IO pass, so bytes already arrived are read before this close.
       ScheduledFuture<?> deadline = channel.eventLoop().schedule(this::closeNow, lingerMs, TimeUnit.MILLISECONDS);
       channel.closeFuture().addListener(closed -> deadline.cancel(false));
     }));
@@ -379,9 +341,8 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /**
-   * Closes at once, dropping whatever is still queued: for a peer that does not read, or a broken socket.
-   * From Vert.x's own handler context: a close from the channel's tail would pass through that handler,
-   * which turns it into a close after flushing, the very thing a peer that does not read blocks.
+   * Closes at once, dropping queued writes. Goes through Vert.x's handler context, since a close from the pipeline tail
+   * would become a flushing close, which a non-reading peer blocks.
    */
   @Override
   public void closeNow() {

@@ -7,29 +7,22 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import java.lang.reflect.Method;
 
 /**
- * A workaround for two defects of Netty's epoll transport (4.2.13 to 4.2.21, the newest; reproduced with plain Netty in
- * src/docs/upstream/netty-epoll-half-closure.md, ready to file), through {@code AbstractEpollChannel.setFlag} and
- * {@code clearFlag}, which are not public: frame-echo's one reach past Netty's exported API, in this class.
+ * Works around two defects in Netty's epoll transport, reproduced in src/docs/upstream/netty-epoll-half-closure.md, via
+ * the non-public {@code AbstractEpollChannel.setFlag} and {@code clearFlag}:
  * <ul>
- *   <li><b>EPOLLERR kept.</b> A channel whose interest set empties (its input half-closed, nothing waiting to be
- *   written) is taken out of epoll while its registration still counts as added; the next write that must wait for the
- *   socket asks epoll to modify what it no longer has (ENOENT), and Netty shuts the output down: the responses still
- *   queued for a half-closed client would be lost. EPOLLERR is reported by epoll whether asked for or not; kept in the
- *   interest set, it changes nothing else and the set never empties.</li>
- *   <li><b>EPOLLRDHUP dropped.</b> Told that a client shut down its sending side, Netty reads that socket to its end
- *   whether reading is on or not, so no pause would hold: not the budget's, not a full write queue's, not a newcomer's
- *   wait for a slot. The end of the input is still seen, as EPOLLIN, once reading is on and the bytes before it are
- *   read; a reset still comes as EPOLLERR.</li>
- *   <li><b>Edge-triggered once the input has ended</b>, because EPOLLERR is kept: level-triggered, a reset then would
- *   be reported in every poll, and Netty, with nothing to read or write, does nothing with it.</li>
+ *   <li><b>EPOLLERR kept</b>: when a half-closed channel's interest set empties, Netty drops it from epoll but still
+ *   treats it as registered, so the next pending write fails (ENOENT) and the queued responses are lost. EPOLLERR is
+ *   always reported anyway, so keeping it changes nothing else and the set never empties.</li>
+ *   <li><b>EPOLLRDHUP dropped</b>: after a client half-closes, Netty reads to the end even with reading off, so no
+ *   pause would hold. The end of input still arrives as EPOLLIN once reading resumes; a reset still as EPOLLERR.</li>
+ *   <li><b>Edge-triggered after the input ends</b>: with EPOLLERR kept, level-triggering would report a reset on every
+ *   poll.</li>
  * </ul>
- * Where the methods are not found (another Netty), nothing changes and {@link #off()} says what that costs. The epoll
- * classes are an optional dependency: without them no channel is an epoll one. Any thread; the channel methods on the
- * channel's event loop.
+ * If the methods are missing, nothing changes and {@link #off()} says why. The channel methods run on its event loop.
  */
 final class EpollProbe {
 
-  /** The probe of the Netty on the class path. */
+  /** The probe for the Netty on the class path. */
   static final EpollProbe FOUND = new EpollProbe();
 
   private final Method setFlag;
@@ -47,7 +40,7 @@ final class EpollProbe {
       set.setAccessible(true);
       clear.setAccessible(true);
     } catch (LinkageError e) {
-      // No epoll classes: no epoll channel, nothing to change.
+        // No epoll classes, so no epoll channels.
     } catch (ReflectiveOperationException | RuntimeException e) {
       set = null;
       clear = null;
@@ -59,19 +52,18 @@ final class EpollProbe {
     this.off = why;
   }
 
-  /** {@code name(int)}, declared by {@code type} or a class above it (Netty's package-private {@code AbstractEpollChannel}). */
+  /** {@code name(int)} declared by {@code type} or a superclass. */
   private static Method declared(Class<?> type, String name) throws NoSuchMethodException {
     for (Class<?> c = type; c != null; c = c.getSuperclass()) {
       try {
         return c.getDeclaredMethod(name, int.class);
       } catch (NoSuchMethodException up) {
-        // Up the hierarchy.
       }
     }
     throw new NoSuchMethodException(type.getName() + "." + name + "(int)");
   }
 
-  /** In this order: a set emptied for a moment would take the channel out of epoll. On its event loop, once registered. */
+  /** Applies the workaround; EPOLLERR first, so the set never empties. On its event loop, once registered. */
   void forServer(Channel channel) {
     if (setFlag != null && setFlag.getDeclaringClass().isInstance(channel)) {
       invoke(setFlag, channel, EpollIoOps.EPOLLERR.value());
@@ -79,7 +71,7 @@ final class EpollProbe {
     }
   }
 
-  /** The channel's input has ended: it is edge-triggered from now on. On its event loop. */
+  /** Switches to edge-triggered after the input ended. On its event loop. */
   void edgeTriggered(Channel channel) {
     if (setFlag != null && setFlag.getDeclaringClass().isInstance(channel) && channel.isRegistered()) {
       invoke(setFlag, channel, EpollIoOps.EPOLLET.value());

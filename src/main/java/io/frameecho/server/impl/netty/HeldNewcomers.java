@@ -16,27 +16,25 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * Sockets accepted and neither served nor turned away yet ({@code server.impl.WaitingNewcomers}), and the reads that
- * come before a socket is attached to its connection (a held socket's, or what Vert.x hands over at the end of a TLS
- * handshake): kept on the channel, handed to the connection first, released if the socket closes before.
+ * Accepted sockets not yet served or refused, and reads that arrive before a socket is attached to its connection
+ * (while held, or at the end of a TLS handshake): kept on the channel, delivered first, released if it closes.
  * <p>
- * A held socket reads nothing, what its client sends waits in the kernel, until {@link #readAgain}. A client that
- * half-closes while it waits makes io_uring read to the end anyway: what is read, and the end, are kept for the
- * connection. A reset while it waits closes the socket quietly; the decision finds it closed.
+ * A held socket does not read until {@link #readAgain}. An end of input while held (io_uring reads to it anyway) is
+ * kept for the connection; a reset closes the socket quietly.
  */
 public final class HeldNewcomers {
 
-  /** Reads that came before the socket was attached to its connection. */
+  /** Reads before the socket was attached. */
   private static final AttributeKey<List<ByteBuf>> EARLY_READS = AttributeKey.valueOf("frame-echo.early-reads");
-  /** A held socket's client shut down its sending side before the socket was attached. */
+  /** The client shut down its sending side while held. */
   private static final AttributeKey<Boolean> INPUT_ENDED = AttributeKey.valueOf("frame-echo.input-ended-while-held");
-  /** The pipeline handler that watches a held socket for the end of its input. */
+  /** Pipeline name of the handler watching a held socket's input. */
   static final String HELD = "frame-echo-held";
 
   private HeldNewcomers() {
   }
 
-  /** Holds {@code socket}: set from the connect handler, before Netty's first read. */
+  /** Holds {@code socket}; call from the connect handler, before Netty's first read. */
   public static void hold(NetSocket socket) {
     NetSocketInternal internal = Sockets.internal(socket);
     hold(internal.channelHandlerContext().channel());
@@ -45,11 +43,11 @@ public final class HeldNewcomers {
     });
   }
 
-  /** The channel's part of {@link #hold(NetSocket)}: no reads, half-closure allowed, the end of its input watched for. */
+  /** Holds the channel: no reads, half-closure allowed, end of input watched. */
   static void hold(Channel channel) {
     channel.config().setAutoRead(false);
     channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-    // Now, while the channel is registered: after an input shut down, the change would fail and Netty close the socket.
+    // Must run while registered: after an input shutdown the change would fail and Netty would close the socket.
     EpollProbe.FOUND.forServer(channel);
     channel.pipeline().addBefore("handler", HELD, new ChannelInboundHandlerAdapter() {
       @Override
@@ -62,7 +60,7 @@ public final class HeldNewcomers {
     });
   }
 
-  /** A held socket is served or turned away now: it reads again, unless its client has already shut its side. */
+  /** Releases a held socket once it is served or refused; it reads again unless its input has ended. */
   public static void readAgain(NetSocket socket) {
     readAgain(Sockets.channelOf(socket));
   }
@@ -76,19 +74,19 @@ public final class HeldNewcomers {
     }
   }
 
-  /** Whether a socket not attached yet is still open (a held socket's client may have gone). */
+  /** Whether an unattached socket is still open. */
   public static boolean isOpen(NetSocket socket) {
     return Sockets.channelOf(socket).isOpen();
   }
 
-  /** The client shut its side while the socket was held. */
+  /** Whether the client shut its side while held. */
   static boolean inputEnded(Channel channel) {
     return channel.hasAttr(INPUT_ENDED) && Boolean.TRUE.equals(channel.attr(INPUT_ENDED).get());
   }
 
   /**
-   * What Vert.x reads before a connection is attached goes to a list the connection gets first
-   * ({@link #deliverEarlyReads}); released if the socket closes before. Returns where to send those reads.
+   * Collects reads before attachment for {@link #deliverEarlyReads}, released if the socket closes first; returns the
+   * read sink.
    */
   static Consumer<ByteBuf> keepEarlyReads(Channel channel) {
     List<ByteBuf> early = new ArrayList<>();
@@ -97,7 +95,7 @@ public final class HeldNewcomers {
     return early::add;
   }
 
-  /** Drops what was kept, released. */
+  /** Releases the kept reads. */
   static void releaseEarlyReads(Channel channel) {
     List<ByteBuf> left = channel.attr(EARLY_READS).getAndSet(null);
     if (left != null) {
@@ -106,8 +104,7 @@ public final class HeldNewcomers {
   }
 
   /**
-   * Hands {@code events} what was read before the socket was attached, then the end of the input if its client shut
-   * its side while the socket was held: once, after the connection has started, before anything else is read.
+   * Delivers the early reads, then the end of input if it came while held; once, before anything else is read.
    */
   static void deliverEarlyReads(Channel channel, ConnectionSocket.Events events) {
     List<ByteBuf> early = channel.hasAttr(EARLY_READS) ? channel.attr(EARLY_READS).getAndSet(null) : null;
@@ -115,7 +112,6 @@ public final class HeldNewcomers {
       early.forEach(events::bytes);
     }
     if (inputEnded(channel)) {
-      // The client shut its side while the socket waited for a slot: it is told now, after what it sent.
       events.inputEnded();
     }
   }

@@ -14,13 +14,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A server's listening channel (Netty's parent of the sockets it accepted). Vert.x's shutdown first takes the
- * server's event loop out of the listener's round robin, then closes the listener: a connection the listener
- * accepts in between is closed unanswered (Vert.x 5.0 to 5.2), and the kernel's queue of connections not
- * accepted yet is dropped (or, with {@code tcp_migrate_req}, moved to another listener of a reuseport group)
- * only when the listener closes. So the server stops the listener reading first: nothing more is accepted,
- * what the kernel holds stays queued until the close. <b>Threading:</b> its tasks run on the listener's event loop (Vert.x's
- * acceptor), touch only the listening channel, and report back on the server's context.
+ * A server's listening channel. Vert.x's shutdown removes the server from the accept round robin before closing the
+ * listener, and closes connections accepted in between unanswered; stopping the listener's reads first leaves pending
+ * connections queued in the kernel instead. Runs on the listener's event loop and reports on the server's context.
  */
 public final class Listener {
 
@@ -30,16 +26,15 @@ public final class Listener {
     this.channel = channel;
   }
 
-  /** The listening channel {@code socket} was accepted by, or null (a socket with no parent). */
+  /** The listener that accepted {@code socket}, or null. */
   public static Listener of(NetSocket socket) {
     Channel parent = Sockets.channelOf(socket).parent();
     return parent == null ? null : new Listener(parent);
   }
 
   /**
-   * Stops accepting; the future completes on {@code context} once the listener's event loop has handed every
-   * connection it already accepted to its event loop (and those event loops' earlier tasks, which register
-   * them, have run).
+   * Stops accepting; completes on {@code context} once already accepted connections have been handed to, and
+   * registered on, their event loops.
    */
   public Future<Void> stopAccepting(Context context) {
     Promise<Void> done = Promise.promise();
@@ -50,10 +45,7 @@ public final class Listener {
     return done.future();
   }
 
-  /**
-   * Accepting again, if the listener is still open after Vert.x's shutdown began: other servers share it (another
-   * deployment on the same port), and Vert.x keeps it for them.
-   */
+  /** Resumes accepting if the listener is still open, as when another deployment shares it. */
   public void resumeIfOpen() {
     channel.eventLoop().execute(() -> {
       if (channel.isOpen()) {
@@ -63,11 +55,8 @@ public final class Listener {
   }
 
   /**
-   * Completes on {@code context} once every listener Vert.x has closed is unbound. Vert.x's close future completes
-   * when Netty's does; on NIO the JDK then closes the socket only at its selector's next select, on the listener's
-   * event loop (Vert.x's acceptor). Netty moves due scheduled
-   * tasks to its queue only before a batch of tasks, after its IO pass, so a task scheduled from that event loop runs
-   * after a select; two in a row, after two.
+   * Completes on {@code context} once every closed listener is unbound. On NIO the JDK closes the socket only at the
+   * next select, and Netty runs a scheduled task only after an IO pass, so two chained tasks on each loop suffice.
    */
   public static Future<Void> allUnbound(Vertx vertx, Context context) {
     List<EventExecutor> loops = new ArrayList<>();
@@ -76,7 +65,7 @@ public final class Listener {
     return afterTwoPolls(loops, context);
   }
 
-  /** Completes on {@code context} once each of {@code loops} has run two scheduled tasks in a row. */
+  /** Completes on {@code context} after two chained scheduled tasks on each loop. */
   static Future<Void> afterTwoPolls(Iterable<EventExecutor> loops, Context context) {
     List<Future<Void>> done = new ArrayList<>();
     for (EventExecutor loop : loops) {

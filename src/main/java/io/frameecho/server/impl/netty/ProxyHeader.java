@@ -17,17 +17,15 @@ import io.vertx.core.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
 
 /**
- * The PROXY protocol header (v1 or v2) read on a socket already accepted and counted, with Netty's decoder placed in
- * front of Vert.x's handler: so that a socket waiting for its header is inside the limits, which Vert.x's own
- * {@code useProxyProtocol} (the decoder set up before the socket exists) would not give. Bytes that follow the header
- * in the same read are kept for the connection ({@link HeldNewcomers}). On the socket's event loop. Loaded only when
- * {@code netty-codec-haproxy} is there ({@link Internals#proxyCodecPresent()}).
+ * Reads the PROXY protocol header (v1 or v2) on a socket already accepted and counted, so that a socket awaiting its
+ * header is within the limits, which Vert.x's own {@code useProxyProtocol} would not give. Bytes after the header are
+ * kept for the connection ({@link HeldNewcomers}). On the socket's event loop; needs {@code netty-codec-haproxy}.
  */
 public final class ProxyHeader {
 
   static final String GUARD = "frame-echo-proxy-guard";
   static final String DECODER = "frame-echo-proxy-decoder";
-  /** How each version's header begins. */
+  /** The prefixes of a v1 and a v2 header. */
   private static final byte[] V1 = "PROXY ".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
   private static final byte[] V2 = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
   static final String READER = "frame-echo-proxy-reader";
@@ -35,7 +33,7 @@ public final class ProxyHeader {
   private ProxyHeader() {
   }
 
-  /** The header's failure: not a valid PROXY protocol header (or a UDP one), with the decoder's reason. */
+  /** An invalid PROXY protocol header, or a UDP one. */
   public static final class InvalidHeader extends Exception {
     InvalidHeader(String message) {
       super(message, null, false, false);
@@ -43,9 +41,9 @@ public final class ProxyHeader {
   }
 
   /**
-   * Reads {@code socket}'s header: completes with the client's address it carries, or with null for a header that
-   * carries none (a balancer's own health check: {@code LOCAL}, or {@code UNKNOWN}); fails with {@link InvalidHeader},
-   * or a {@link ClosedChannelException} if the client left first. An invalid header closes the socket.
+   * Reads {@code socket}'s header: the client address it carries, or null when it carries none ({@code LOCAL} or
+   * {@code UNKNOWN}, as in balancer health checks). Fails with {@link InvalidHeader}, closing the socket, or with
+   * {@link ClosedChannelException} if the client left first.
    */
   public static Future<SocketAddress> read(NetSocket socket) {
     NetSocketInternal internal = Sockets.internal(socket);
@@ -57,7 +55,7 @@ public final class ProxyHeader {
     return header;
   }
 
-  /** The channel's part of {@link #read(NetSocket)}: the header's handlers, placed before Vert.x's. */
+  /** Installs the header handlers before Vert.x's. */
   static Future<SocketAddress> read(Channel channel) {
     if (!channel.isActive() || channel.pipeline().get("handler") == null) {
       return Future.failedFuture(new ClosedChannelException());
@@ -105,9 +103,8 @@ public final class ProxyHeader {
   }
 
   /**
-   * Netty's decoder takes any first bytes for a v1 line until 108 bytes without a line end: a client that sends a
-   * short frame where the header should be would wait for the timeout. The guard compares the first bytes with how
-   * either version begins, and fails the header at the first byte that fits neither.
+   * Fails fast on first bytes that fit neither version's prefix, since Netty's decoder would wait for 108 bytes or the
+   * timeout before rejecting a short non-header.
    */
   private static final class Guard extends ChannelInboundHandlerAdapter {
     private final Promise<SocketAddress> header;

@@ -27,38 +27,28 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * The old process's side of a restart with handover: a unix-socket connection to the successor's {@link Adoption},
- * over which an established socket's file descriptor is sent (SCM_RIGHTS). The descriptor is sent and then closed in
- * one task of the socket's event loop, so nothing here reads the socket, closes it or reuses its number in between;
- * closing this process's descriptor once the successor holds the socket sends nothing to the client (the socket lives
- * on in the successor, with the bytes the kernel still holds for it). Netty takes the socket out of this process's
- * epoll before it closes the descriptor. Only a successor that runs as this process's user is sent anything.
- * <p>
- * Each descriptor is sent by the socket's event loop itself, on the link's socket (a {@code sendmsg} of one byte and
- * the descriptor): writing a descriptor through the link's channel would send it later, from the link's event loop,
- * when this process may have closed that descriptor and reused its number. At most {@link #WINDOW} descriptors are on
- * their way at a time (the successor acknowledges each one it has read with a byte), and a socket that finds the window
- * full, or the link's send buffer full, tries again a millisecond later, its reading off meanwhile. (Netty 4.2.18's
- * epoll domain socket, written to when its send buffer is full, fails the write and shuts the link's output down: 316
- * and 489 of 5,000 moved in two runs, the rest closed.) <b>Threading:</b> {@link #handOver} on the socket's event
- * loop, which its callback runs on too; the acknowledgements on the link's event loop.
+ * The old process's side of a restart with handover: sends established sockets' descriptors (SCM_RIGHTS) to the
+ * successor's {@link Adoption}, from this process's user only. Each descriptor is sent and closed in one task of its
+ * socket's event loop, directly on the link's socket, so its number cannot be reused before it is sent; closing it
+ * afterwards sends nothing to the client. At most {@link #WINDOW} descriptors are unacknowledged, and a full window or
+ * send buffer means a retry, because Netty's epoll domain socket shuts the link down on a write to a full buffer.
+ * {@link #handOver} runs on the socket's event loop; acknowledgements on the link's.
  */
 public final class Successor {
 
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.FrameEchoServer");
-  /** Descriptors sent and not acknowledged yet, at most. */
+  /** Most descriptors sent and not yet acknowledged. */
   static final int WINDOW = 64;
-  /** How long a socket that found no room waits before it tries again. */
+  /** Delay before retrying a hand-over that found no room. */
   private static final long RETRY_MS = 1;
 
   private final Channel link;
   private final Socket linkSocket;
   private final String path;
-  /** Descriptors sent and not acknowledged. */
   private final AtomicInteger unacknowledged = new AtomicInteger();
-  /** The first descriptor that could not be sent is logged, once. */
+  /** Only the first send failure is logged. */
   private final AtomicBoolean failed = new AtomicBoolean();
-  /** Completed once the link has closed; {@link #close} closes it when every descriptor sent is acknowledged. */
+  /** Completed once the link has closed. */
   private final Promise<Void> closed = Promise.promise();
   private volatile boolean closing;
 
@@ -69,13 +59,12 @@ public final class Successor {
   }
 
   /**
-   * A link to the successor listening at {@code path}; fails when none listens there (the file missing, or refusing),
-   * or when the process that does runs as another user than {@code uid}: this process's clients are not handed to it.
+   * Connects to the successor at {@code path}; fails when none listens or it runs as a user other than {@code uid}.
    */
   public static Future<Successor> connect(Context context, String path, int uid) {
     Promise<Successor> found = Promise.promise();
     Successor[] self = new Successor[1];
-    // The server's own event loop: nothing else of Vert.x's is started for the link.
+      // On the server's own event loop, so the link starts nothing else.
     Bootstrap bootstrap = new Bootstrap().group(((ContextInternal) context).nettyEventLoop())
       .channel(EpollDomainSocketChannel.class)
       .handler(new ChannelInboundHandlerAdapter() {
@@ -126,8 +115,8 @@ public final class Successor {
   }
 
   /**
-   * Whether {@code channel} can move at all: a plain TCP socket of the epoll transport, its output not shut down, no
-   * TLS session (its keys live in this process), nothing queued that the kernel has not taken.
+   * Whether {@code channel} can move: an active, fully open epoll TCP socket without TLS (its keys stay in this
+   * process) and with nothing left unsent.
    */
   static boolean movable(Channel channel) {
     return channel instanceof EpollSocketChannel socket && socket.isActive() && !socket.isOutputShutdown()
@@ -136,8 +125,8 @@ public final class Successor {
   }
 
   /**
-   * Sends {@code channel}'s descriptor to the successor, now or, when there is no room, a moment later; {@code done}
-   * is told on the channel's event loop whether it went, and the caller closes the channel at once if it did.
+   * Sends {@code channel}'s descriptor, retrying while there is no room; {@code done} learns on the channel's event loop
+   * whether it went, and the caller then closes the channel.
    */
   void handOver(Channel channel, Consumer<Boolean> done) {
     if (!link.isActive() || !channel.isOpen()) {
@@ -187,9 +176,8 @@ public final class Successor {
   }
 
   /**
-   * Ends the link once the successor has acknowledged every descriptor sent (every connection has been handed over
-   * or closed by now): a descriptor the successor has not read yet would be closed with the link, and its connection
-   * with it. Completes once the link is closed, or after {@code maxWaitMs} (the link is closed then).
+   * Closes the link once every sent descriptor is acknowledged, since closing it earlier would drop unread descriptors
+   * and their connections; at the latest after {@code maxWaitMs}.
    */
   public Future<Void> close(Vertx vertx, long maxWaitMs) {
     link.eventLoop().execute(() -> {

@@ -18,38 +18,31 @@ import io.vertx.core.net.ServerSSLOptions;
 import javax.net.ssl.SSLException;
 
 /**
- * TLS as a server-side upgrade at accept, so that a socket counts against the limits from accept, not from the end
- * of its handshake. Vert.x 5.0 reads while it builds a TLS context (the first handshake with given key material) and
- * queues the ClientHello where the TLS handler never sees it (fixed in 5.1.3): the channel does not read until the
- * TLS handler is in the pipeline. On the socket's event loop.
+ * TLS as a server-side upgrade after accept, so a socket counts against the limits from accept rather than from the
+ * end of its handshake. Reading stays off until Vert.x's TLS handler is in the pipeline, because some Vert.x versions
+ * read while building the TLS context and lose the ClientHello. On the socket's event loop.
  */
 public final class TlsUpgrade {
 
-  /** The name Vert.x gives its TLS handler in the pipeline (5.0 to 5.2; an SNI handler until the ClientHello). */
+  /** Vert.x's pipeline name for its TLS (or SNI) handler. */
   static final String TLS_HANDLER = "ssl";
-  /** The pipeline handler that holds reading until Vert.x has placed its TLS handler. */
+  /** Pipeline name of the handler that holds reading until the TLS handler is placed. */
   static final String GATE = "frame-echo-tls-gate";
 
   private TlsUpgrade() {
   }
 
   /**
-   * The server side of a TLS handshake on a socket accepted as plain TCP, with {@code options}; nothing of the
-   * frame protocol runs until it succeeds. The socket reads nothing until the TLS handler is in place; what is
-   * read, decrypted, after the handshake and before the socket is attached is kept for the connection
-   * ({@link HeldNewcomers}). If the upgrade fails, the socket is closed. Call on the socket's context; the future
-   * completes there.
-   * <p>
-   * Vert.x (5.0 to 5.2) creates its TLS handler in the listener of a write; if that throws (a cipher suite the engine
-   * does not know), Netty logs the exception, the handler is never placed and Vert.x's future never completes: the
-   * client would wait for an answer for ever. Here that upgrade fails and the socket closes.
+   * Upgrades a plain accepted socket to TLS with {@code options}; decrypted bytes read before the socket is attached
+   * are kept for the connection ({@link HeldNewcomers}), and a failed upgrade closes the socket. Call on the socket's
+   * context. If Vert.x cannot create its TLS handler (for example, an unknown cipher suite), its own future never
+   * completes; here the upgrade fails instead of leaving the client waiting.
    */
   public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
     NetSocketInternal internal = Sockets.internal(socket);
     Channel channel = internal.channelHandlerContext().channel();
     Promise<Void> upgraded = Promise.promise();
-    // Bytes a held socket read before the TLS handler existed (its client half-closed while it waited for a slot) are
-    // TLS records no handler will see: dropped, and that handshake fails or times out.
+    // Bytes read while held, before any TLS handler, are records nobody will decrypt: drop them.
     HeldNewcomers.releaseEarlyReads(channel);
     Sockets.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
     gateReading(channel, Vertx.currentContext(), upgraded);
@@ -64,10 +57,8 @@ public final class TlsUpgrade {
   }
 
   /**
-   * Turns reading off until the TLS handler is in place. Vert.x writes once (an empty buffer) before it places the TLS
-   * handler (named {@value #TLS_HANDLER} from 5.0 to 5.2), from that write's listener: once that has run, reading
-   * starts again (5.1.3 and later turn it back on themselves, in the same listener); a write that went out with no
-   * handler placed after it means that listener failed, and {@code upgraded} fails on {@code context}.
+   * Turns reading off until the TLS handler is placed. Vert.x places it from the listener of one write; after that
+   * write, reading resumes if the handler is there, and {@code upgraded} fails on {@code context} if it is not.
    */
   static void gateReading(Channel channel, Context context, Promise<Void> upgraded) {
     channel.config().setAutoRead(false);
@@ -91,7 +82,7 @@ public final class TlsUpgrade {
     });
   }
 
-  /** Why a TLS upgrade failed ({@link #upgradeToTls}'s cause), as operators count it. */
+  /** Classifies a failed {@link #upgradeToTls} for the handshake-failure counts. */
   public static HandshakeFailure handshakeFailure(Throwable error) {
     for (Throwable e = error; e != null; e = e.getCause() == e ? null : e.getCause()) {
       if (e instanceof SslHandshakeTimeoutException) {

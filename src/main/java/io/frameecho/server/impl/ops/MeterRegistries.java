@@ -13,18 +13,15 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The registries a Vert.x instance's frame-echo servers report to, and each server's meters in them, made once per
- * registry and {@code server} tag (so a redeployed server finds its meters, and no gauge is registered twice).
- * Which registry is decided per server: the one named {@code metrics.registryName}, Vert.x's default one, or a
- * Prometheus registry of frame-echo's own. Each registry also gets, once, the build-info meter and the process's
- * file descriptors. Thread-safe: servers on any event loop, the endpoint on its own.
+ * The registries one Vert.x instance's servers report to, with each server tag's meters created once per registry so
+ * a redeployed server finds its meters and no gauge is registered twice. Thread-safe.
  */
 final class MeterRegistries {
 
   private static final String VERTX_REGISTRIES = "io.vertx.micrometer.backends.BackendRegistries";
 
   private final String transport;
-  /** frame-echo's own Prometheus registry, made when a server finds no other. */
+  /** frame-echo's own Prometheus registry, created when no other is available. */
   private MeterRegistry own;
   private final Map<MeterRegistry, Map<String, MicrometerFrameEchoMetrics>> servers = new IdentityHashMap<>();
 
@@ -33,7 +30,7 @@ final class MeterRegistries {
   }
 
   /**
-   * The meters of the server tagged {@code server}, in the registry {@code registryName} names (empty: the default).
+   * The meters tagged {@code server} in the registry named {@code registryName} (empty: the default).
    *
    * @throws IllegalArgumentException no registry has that name
    * @throws IllegalStateException no name, no default registry, and no Prometheus registry on the class path
@@ -71,10 +68,7 @@ final class MeterRegistries {
     return own;
   }
 
-  /**
-   * Once per registry and transport: what frame-echo runs on, as an info meter ({@code frame_echo_build_info} = 1),
-   * and the process's open and maximum file descriptors, unless the application bound them already.
-   */
+  /** Registers the build-info meter and, unless already bound, file-descriptor meters; once per registry. */
   private static void processMeters(MeterRegistry registry, String transport) {
     if (registry.find("frame.echo.build.info").tag("transport", transport).gauge() == null) {
       Gauge.builder("frame.echo.build.info", () -> 1)
@@ -87,10 +81,7 @@ final class MeterRegistries {
     }
   }
 
-  /**
-   * The Prometheus text of every Prometheus registry a server reports to (directly or through a composite), each
-   * once, or null when there is none.
-   */
+  /** The text of every Prometheus registry in use, directly or in a composite, or null when there is none. */
   synchronized String scrape() {
     if (!present(PrometheusRegistry.CLASS_NAME)) {
       return null;
@@ -109,10 +100,7 @@ final class MeterRegistries {
     return texts.isEmpty() ? null : String.join("", texts);
   }
 
-  /**
-   * Why {@code /metrics} cannot show what goes to {@code registry} (the one {@code registryName} names, or the
-   * default), or null when it can: a Prometheus registry, or a composite holding one.
-   */
+  /** Why {@code /metrics} cannot show {@code registry}, or null when it is or holds a Prometheus registry. */
   static String whyNotScraped(MeterRegistry registry, String registryName) {
     if (present(PrometheusRegistry.CLASS_NAME) && PrometheusRegistry.find(registry) != null) {
       return null;

@@ -25,10 +25,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One server's meters, named {@code frame_echo_*} in Prometheus and tagged {@code server}: made once per registry
- * and tag by {@link MeterRegistries}, so servers with one tag (the instances of a deployment, a redeployed server)
- * count together and no gauge is registered twice. With {@link PrometheusRegistry}, the only code that touches
- * Micrometer (an optional dependency), loaded only when metrics are enabled.
+ * One server tag's {@code frame_echo_*} meters, created once per registry and tag by {@link MeterRegistries} so that
+ * servers sharing a tag count together and no gauge is registered twice. Touches the optional Micrometer dependency.
  */
 final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
 
@@ -45,11 +43,10 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
   private final Map<EventBusFailure, Counter> eventBusFailed = new EnumMap<>(EventBusFailure.class);
   private final Counter eventBusResent;
   private final AtomicLong eventBusHeld = new AtomicLong();
-  /** 1 while the event-bus address has a consumer, 0 when a request or probe found none, -1 before either (no handler). */
+  /** 1 while the event-bus address has a consumer, 0 when none was found, -1 before the first look. */
   private final AtomicInteger eventBusConsumer = new AtomicInteger(-1);
-  /** The limits of the servers with this tag: the gauges add them up. */
+  /** The tagged servers' limits, summed by the gauges. */
   private final Set<ConnectionLimits> limits = ConcurrentHashMap.newKeySet();
-  /** Tags every meter of this server carries. */
   private final Tags tags;
   private final MeterRegistry registry;
 
@@ -114,7 +111,7 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
       .description("The buffer budget in effect (maxBufferedBytes)").register(registry);
   }
 
-  /** A server's limits join the gauges; balanced by {@link #remove}. */
+  /** Adds a server's limits to the gauges; balanced by {@link #remove}. */
   void add(ConnectionLimits server) {
     limits.add(server);
   }
@@ -195,7 +192,6 @@ final class MicrometerFrameEchoMetrics implements FrameEchoMetrics {
     eventBusConsumer.set(present ? 1 : 0);
   }
 
-  /** The registry these meters are in. */
   MeterRegistry registry() {
     return registry;
   }

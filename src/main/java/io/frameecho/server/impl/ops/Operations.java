@@ -16,12 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * What operators see of one Vert.x instance's frame-echo servers: whether the process is ready for traffic (at
- * least one server listening, none draining), and the registries their meters went to, for the endpoint. Shared
- * by every server in the Vert.x instance, whichever deployment it belongs to; meters are decided per server
- * ({@link #meters}).
- * <p>
- * Micrometer is an optional dependency: nothing of it is loaded unless a server enables metrics.
+ * One Vert.x instance's operational state across all its frame-echo servers: readiness and the meter registries the
+ * endpoint serves. Micrometer is loaded only once a server enables metrics.
  */
 public final class Operations implements Shareable {
 
@@ -29,32 +25,31 @@ public final class Operations implements Shareable {
   private static final String ENDPOINT_CONTEXT_KEY = "frame-echo.operations.endpoint-context";
 
   private final String transport;
-  /** Made by the first server with metrics on: Micrometer is loaded from then on. */
+  /** Created by the first server with metrics on, which loads Micrometer. */
   private volatile MeterRegistries registries;
   private final AtomicInteger listening = new AtomicInteger();
   private final AtomicInteger draining = new AtomicInteger();
-  /** Each listening server's answer to "would a newcomer be served now?". */
+  /** Each listening server's check of whether a newcomer would be served now. */
   private final Set<Supplier<Future<Boolean>>> rooms = ConcurrentHashMap.newKeySet();
 
   private Operations(String transport) {
     this.transport = transport;
   }
 
-  /** The Vert.x instance's operations state, created by its first server; {@code transport} names its event loops. */
+  /** The instance's shared state, created by its first server; {@code transport} names its event loops. */
   public static Operations shared(Vertx vertx, String transport) {
     return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(transport));
   }
 
   /**
-   * Has the metrics and health endpoint of {@code vertx}'s servers opened on {@code context} (an event loop of its
-   * own, so that a probe is not queued behind frame traffic) instead of the opening server's event loop. The
-   * runnable jar does; an embedding application may, before deploying.
+   * Opens the metrics and health endpoint on {@code context} rather than a server's event loop, so probes do not queue
+   * behind frame traffic; call before deploying.
    */
   public static void openEndpointOn(Vertx vertx, Context context) {
     vertx.sharedData().getLocalMap(SHARED_KEY).put(ENDPOINT_CONTEXT_KEY, new EndpointContext(context));
   }
 
-  /** The context given to {@link #openEndpointOn}, or null: the endpoint opens on the caller's. */
+  /** The context set by {@link #openEndpointOn}, or null for the caller's. */
   public static Context endpointContext(Vertx vertx) {
     Object held = vertx.sharedData().getLocalMap(SHARED_KEY).get(ENDPOINT_CONTEXT_KEY);
     return held instanceof EndpointContext e ? e.context() : null;
@@ -64,8 +59,8 @@ public final class Operations implements Shareable {
   }
 
   /**
-   * Where a server's connections report: with {@code options} enabled, the built-in meters tagged
-   * {@code server} in the registry {@code options} names (or the default one, or frame-echo's own); nothing otherwise.
+   * The meters for a server's connections: built-in meters tagged {@code server} in the registry {@code options}
+   * names when enabled, else none.
    *
    * @throws IllegalArgumentException {@code metrics.registryName} names no registry
    * @throws IllegalStateException metrics are enabled but Micrometer is not on the class path
@@ -86,16 +81,13 @@ public final class Operations implements Shareable {
     return r.serverMeters(options.getRegistryName(), server);
   }
 
-  /** The Prometheus text exposition of every registry a server reports to, or null when none is a Prometheus one. */
+  /** The Prometheus exposition of every registry in use, or null when none is Prometheus. */
   public String scrape() {
     MeterRegistries r = registries;
     return r == null ? null : r.scrape();
   }
 
-  /**
-   * Why {@code /metrics} cannot show the meters of a server that reports to {@code meters} (configured by
-   * {@code options}), or null when it can: they are in a Prometheus registry, or in a composite that holds one.
-   */
+  /** Why {@code /metrics} cannot show {@code meters}, or null when it can. */
   public String whyNotScraped(FrameEchoMetrics meters, MetricsOptions options) {
     if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
       return MeterRegistries.whyNotScraped(m.registry(), options.getRegistryName());
@@ -103,51 +95,54 @@ public final class Operations implements Shareable {
     return "the server reports to the application's FrameEchoMetrics, not to a Micrometer registry";
   }
 
-  /** A listening server's limits join the gauges of its meters (when they are the built-in ones); balanced by {@link #remove}. */
+  /** Adds a listening server's limits to its built-in gauges; balanced by {@link #remove}. */
   public void add(FrameEchoMetrics meters, ConnectionLimits limits) {
-    // Checked against the registries first: with metrics off, the meters' class (and Micrometer) stays unloaded.
+    // Check registries first so that, with metrics off, Micrometer stays unloaded.
     if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
       m.add(limits);
     }
   }
 
+  /** Removes a server's limits from its gauges. */
   public void remove(FrameEchoMetrics meters, ConnectionLimits limits) {
     if (registries != null && meters instanceof MicrometerFrameEchoMetrics m) {
       m.remove(limits);
     }
   }
 
+  /** A server started listening. */
   public void listening() {
     listening.incrementAndGet();
   }
 
+  /** A server stopped listening. */
   public void stoppedListening() {
     listening.decrementAndGet();
   }
 
-  /** Readiness turns false from now on: the server is about to stop accepting. */
+  /** Readiness is false from now on: a server is about to stop accepting. */
   public void draining() {
     draining.incrementAndGet();
   }
 
-  /** A listening server answers readiness with {@code room}; balanced by {@link #noRoomCheck}. */
+  /** Adds a listening server's newcomer check; balanced by {@link #noRoomCheck}. */
   public void roomCheck(Supplier<Future<Boolean>> room) {
     rooms.add(room);
   }
 
+  /** Removes a server's newcomer check. */
   public void noRoomCheck(Supplier<Future<Boolean>> room) {
     rooms.remove(room);
   }
 
-  /**
-   * Whether a new client would be served: a server is listening and none is draining, and one of them has room
-   * for a newcomer (a free slot or an idle connection to give way, and a consumer for its event-bus address).
-   */
-  /** See {@code FrameEchoServer.ready}: this Vert.x's frame-echo servers' readiness. */
+  /** This Vert.x instance's readiness; see {@code FrameEchoServer.ready}. */
   public static Future<Boolean> ready(Vertx vertx) {
     return shared(vertx, Internals.transportName(vertx)).ready();
   }
 
+  /**
+   * Whether a new client would be served: some server listens, none drains, and one has room for a newcomer.
+   */
   public Future<Boolean> ready() {
     if (listening.get() <= 0 || draining.get() != 0) {
       return Future.succeededFuture(false);

@@ -3,31 +3,33 @@ package io.frameecho.server.impl.shared;
 import java.util.concurrent.Executor;
 
 /**
- * One connection's seam to the deployment's {@link BufferBudget}: it counts what the connection reads, holds and
- * releases, and after each read {@link #settle}s with what the parser reports, keeping no count of its own of what the
- * parser holds. It runs on the connection's event loop; what the budget decides comes back through {@code loop}.
+ * One connection's account with the deployment's {@link BufferBudget}: counts what it reads, holds and releases, and
+ * after each read takes the parser's own figures ({@link #settle}) rather than keeping a copy. On the connection's
+ * event loop; the budget's decisions come back through {@code loop}.
  */
 public final class BudgetAccount {
 
-  /** A small read: reads take no more while anyone waits or the budget is over; a frame holding less asks nothing. */
+  /** Read size allowed while others wait or the budget is over; a frame smaller than this asks for nothing. */
   public static final int SMALL_READ = 4096;
-  /** What an admitted frame must read in a grace while others wait, or be evicted: 64 KiB/s at the default 1 s. */
+  /** Bytes an admitted frame must read per grace period while others wait, or be evicted. */
   public static final long MIN_PROGRESS = 64 * 1024;
+
+  /** Budget decisions for the connection, delivered on its event loop. */
 
   /** What the budget tells its connection, on the connection's event loop. */
   public interface Owner {
 
-    /** Admitted (its frame's rest, or one small read): read again. */
+    /** Admitted: read again. */
     void budgetHasRoom();
 
-    /** The admitted frame, {@code heldBytes} so far, read too little while {@code waiting} others waited. */
+    /** The admitted frame, holding {@code heldBytes}, made too little progress while others waited. */
     void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit);
 
-    /** The server paused reading, its responses unread maybe, while the budget is over: cut it if so. */
+    /** The server paused this connection while the budget is over: evict it if its client is not reading. */
     void evictIfNotReading(long graceMs, int waiting, long used, long limit);
   }
 
-  /** What the account may read beyond what it holds: nothing asked, the rest of its frame, or one small read. */
+  /** What the account may read beyond what it holds. */
   private enum Admission { NONE, FRAME, READ }
 
   private final BufferBudget budget;
@@ -35,40 +37,39 @@ public final class BudgetAccount {
   private final Owner owner;
 
   private long buffered;
-  /** Memory the parser set aside and has not filled: held, unless an admission covers it. */
+  /** Memory the parser reserved and has not filled; held unless an admission covers it. */
   private long setAside;
-  /** Bytes admitted and not read yet: counted already, so reads take from them first. */
+  /** Bytes admitted and not read yet; reads consume these first. */
   private long promised;
   private Admission waitingFor = Admission.NONE;
   private boolean closing;
-  /** Its budget's check looks at it (since its first admitted frame or pause). */
+  /** Registered with the budget's stall check. */
   private boolean watched;
-  /** What the admitted frame read since it last read {@link #MIN_PROGRESS}. */
+  /** Bytes read by the admitted frame since the last progress mark. */
   private long sinceMark;
 
-  // Read by the check: what is admitted, what the frame holds and was promised (what its eviction releases), when it
-  // last made progress (or the server paused or resumed it), and whether the server paused it.
+  // Read by the budget's check from another thread.
   private volatile Admission admission = Admission.NONE;
   private volatile long frameBytes;
   private volatile long markNanos;
   private volatile boolean pausedByServer;
 
-  /** Its place in the queue: an ask for a frame's rest keeps the place of the ask for a small read before it. */
+  /** Queue position; a frame's ask keeps the position of the small-read ask before it. */
   long place;
-  // Under the budget's lock: waiting in the queue, what it asked, what it holds while waiting, when last asked.
+  // Guarded by the budget's lock.
   boolean queued;
   long need;
   long heldWaiting;
   private long askedNanos = Long.MIN_VALUE / 2;
 
-  /** {@code loop} runs a task on the connection's event loop (its context's {@code runOnContext}). */
+  /** {@code loop} runs tasks on the connection's event loop. */
   public BudgetAccount(BufferBudget budget, Executor loop, Owner owner) {
     this.budget = budget;
     this.loop = loop;
     this.owner = owner;
   }
 
-  /** {@code bytes} were just read: held from now on (an admission counted them already). */
+  /** Counts {@code bytes} just read as held, taking admitted bytes first. */
   public void received(int bytes) {
     long counted = Math.min(bytes, promised);
     promised -= counted;
@@ -83,9 +84,8 @@ public final class BudgetAccount {
   }
 
   /**
-   * The after-read step, with what the parser buffers, the whole size of the frame under way (0 when no header is
-   * decided), whether a frame completed since the last settle, and the memory set aside. Returns true when reading must
-   * stop until the budget admits the connection.
+   * Updates the account after a read with the parser's buffered bytes, the current frame's full size (0 if unknown),
+   * whether a frame completed, and its reserved memory. Returns true when reading must stop until admitted.
    */
   public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
     if (closing || waitingFor != Admission.NONE) {
@@ -106,7 +106,7 @@ public final class BudgetAccount {
     return (budget.waiting() > 0 || budget.over()) && ask(Admission.READ, 0);
   }
 
-  /** Asks to be admitted for {@code rest}: true when it must wait. */
+  /** Returns true when the connection must wait. */
   private boolean ask(Admission what, long rest) {
     waitingFor = what;
     if (!budget.admit(this, rest, buffered + setAside)) {
@@ -136,7 +136,7 @@ public final class BudgetAccount {
     }
   }
 
-  /** The admitted frame made progress, or its grace starts anew. */
+  /** Restarts the admitted frame's grace period. */
   private void mark() {
     sinceMark = 0;
     markNanos = budget.ticker.nanoTime();
@@ -153,7 +153,7 @@ public final class BudgetAccount {
     setAside = setAsideNow;
   }
 
-  /** Reading is paused, or no longer, for a reason other than the budget: not a stall; maybe a client reading nothing. */
+  /** Reading is paused or resumed for a reason other than the budget, which is not a stall. */
   public void serverPaused(boolean paused) {
     if (paused != pausedByServer) {
       watch();
@@ -163,9 +163,8 @@ public final class BudgetAccount {
   }
 
   /**
-   * The most the next read may take: an admitted frame reads to its end, one let read once a small read, others small
-   * reads while anyone waits or the budget is over (so that a waiter holds a small read or two). Never less than a
-   * small read: over TLS the socket's bytes are records.
+   * The most the next read may take: an admitted frame reads to its end, otherwise small reads while anyone waits or
+   * the budget is over. Never below a small read, because over TLS reads are whole records.
    */
   public int readCap(int smallRead) {
     return switch (admission) {
@@ -175,21 +174,22 @@ public final class BudgetAccount {
     };
   }
 
-  /** The budget is more than half spent: frames should set little memory aside. Read from any thread. */
+  /** Whether the budget is more than half spent, so frames should reserve little; any thread. */
   public boolean memoryScarce() {
     return budget.used() > budget.limit() / 2;
   }
 
-  /** An application's response of {@code held} bytes takes the place of its request's {@code released}, at once. */
+  /** Swaps a request's {@code released} bytes for its response's {@code held} bytes. */
   public void exchange(int released, int held) {
     budget.change((long) held - released);
   }
 
+  /** Releases {@code bytes} from the budget. */
   public void release(int bytes) {
     budget.release(bytes);
   }
 
-  /** The connection is closing with {@code bufferedNow} bytes in its parser: nothing more is parsed, so all go now. */
+  /** The connection is closing: releases everything, including {@code bufferedNow} parser bytes. */
   public void closing(long bufferedNow) {
     if (closing) {
       return;
@@ -206,7 +206,7 @@ public final class BudgetAccount {
     budget.release(bufferedNow);
   }
 
-  /** The connection closed: what it held goes, and it leaves the budget. */
+  /** The connection closed: releases everything and leaves the budget. */
   public void close(long bufferedNow) {
     closing(bufferedNow);
     if (watched) {
@@ -214,9 +214,9 @@ public final class BudgetAccount {
     }
   }
 
-  // ---- called by the budget, from any thread ----
+  // Called by the budget, from any thread.
 
-  /** Admitted from the queue for {@code grant}: taken on the connection's own loop, or handed back if it closed. */
+  /** Admitted from the queue for {@code grant}; applied on the connection's loop, or returned if it is closing. */
   void admitted(long grant) {
     loop.execute(() -> {
       if (closing) {
@@ -235,9 +235,8 @@ public final class BudgetAccount {
   }
 
   /**
-   * Under the budget's lock, while it is over and others wait: evicts the admitted frame if the server let it read and
-   * it went a grace without progress, returning what that releases; asks, once a grace at most, a connection the server
-   * paused whether its client reads. Both on the connection's own loop, if still so.
+   * Under the budget's lock while it is over and others wait: evicts a stalled admitted frame, returning the bytes that
+   * frees, and at most once per grace asks a server-paused connection whether its client reads.
    */
   long look(long nowNanos, long graceNanos) {
     if (frameStalled(nowNanos, graceNanos)) {

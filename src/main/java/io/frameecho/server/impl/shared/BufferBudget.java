@@ -8,40 +8,35 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The bytes held by every connection of a deployment, on every event loop, each through its {@link BudgetAccount}.
- * Its rules are OPERATING.md's ("The buffer budget"): a frame that spans reads asks to be admitted for the rest its
- * header announced, a connection that reads while anyone waits or the budget is over for one small read; admitted at
- * once when nobody waits and the budget is not over, else by turns, the newest and the oldest, while it is not over;
- * while it is over and anyone waits, admitted frames that went a grace without reading
- * {@value BudgetAccount#MIN_PROGRESS} bytes are evicted, first come first, as far as the limit needs. Why: waiters hold
- * a small read or two each, which only their admission releases, so the limit does not count them (no deadlock); the
- * newest's turn keeps waiters gone quiet from costing a fresh frame a grace each, the oldest's keeps any waiter from
- * waiting for ever; evicting only as far as needed gives room back a frame at a time, not in waves a grace apart.
+ * The bytes held by all of a deployment's connections, each through its {@link BudgetAccount}; the rules are in
+ * OPERATING.md, "The buffer budget". Waiters' small reads are not counted against the limit, since only their
+ * admission can release them, which avoids deadlock. Waiters are admitted alternately newest and oldest, so quiet
+ * waiters cannot delay fresh frames and none starves; while over, stalled frames are evicted only as far as the limit
+ * needs, so room returns steadily rather than in waves.
  */
 public final class BufferBudget {
 
   private final long limit;
   private final long graceNanos;
-  /** How often the check runs while anyone waits: a tenth of the grace, within 10 to 100 ms. */
+  /** Check period while anyone waits: a tenth of the grace, within 10 to 100 ms. */
   private final long checkMs;
   final Ticker ticker;
-  /** Bytes held, and the bytes admitted frames have still to read. */
+  /** Bytes held plus bytes admitted frames have yet to read. */
   private final AtomicLong used = new AtomicLong();
-  /** The most ever held; written without a lock, so it may trail a concurrent peak by one read. */
+  /** The most ever held; updated without a lock, so it may trail a concurrent peak. */
   private volatile long peak;
   private volatile int waiting;
-  /** What waiters hold: not counted against the limit, as nothing but their admission releases it. */
+  /** Bytes held by waiters, excluded from the limit because only their admission releases them. */
   private volatile long heldByWaiters;
 
-  // Under this budget's lock: the accounts the check looks at (admitted a frame, or paused by the server, once), in
-  // the order they came; the waiters, oldest first.
+  // Guarded by this: watched accounts in arrival order, and waiters keyed by ticket, oldest first.
   private final Set<BudgetAccount> accounts = new LinkedHashSet<>();
   private final TreeMap<Long, BudgetAccount> queue = new TreeMap<>();
   private long tickets;
   private boolean oldestsTurn;
   private boolean checking;
 
-  /** A budget whose check reads the time and sets its timer through {@code ticker}. */
+  /** A budget that reads time and schedules its check through {@code ticker}. */
   public BufferBudget(long limit, long graceMs, Ticker ticker) {
     this.limit = limit;
     this.graceNanos = graceMs * 1_000_000;
@@ -49,28 +44,32 @@ public final class BufferBudget {
     this.ticker = ticker;
   }
 
+  /** The configured limit in bytes. */
   public long limit() {
     return limit;
   }
 
+  /** Bytes currently counted. */
   public long used() {
     return used.get();
   }
 
+  /** The most bytes ever counted. */
   public long peak() {
     return peak;
   }
 
+  /** Accounts waiting for admission. */
   public int waiting() {
     return waiting;
   }
 
-  /** What admitted frames, responses and readers hold is over the limit. */
+  /** Whether non-waiters hold more than the limit. */
   public boolean over() {
     return used.get() - heldByWaiters > limit;
   }
 
-  /** Counts bytes held whatever the budget says. */
+  /** Counts bytes held, regardless of the limit. */
   public void reserve(long bytes) {
     long now = used.addAndGet(bytes);
     if (now > peak) {
@@ -78,6 +77,7 @@ public final class BufferBudget {
     }
   }
 
+  /** Releases {@code bytes} and admits waiters that now fit. */
   public void release(long bytes) {
     if (bytes != 0) {
       used.addAndGet(-bytes);
@@ -85,7 +85,7 @@ public final class BufferBudget {
     }
   }
 
-  /** Counts {@code delta} more bytes held, or fewer. */
+  /** Counts {@code delta} more bytes, or fewer. */
   public void change(long delta) {
     if (delta > 0) {
       reserve(delta);
@@ -103,8 +103,8 @@ public final class BufferBudget {
   }
 
   /**
-   * {@code account}, holding {@code held} bytes, asks to be admitted for {@code need} more (0: one small read): at once
-   * when nobody waits and the budget is not over, else it waits. Returns true when admitted now; else it is told.
+   * Asks to admit {@code account}, holding {@code held}, for {@code need} more bytes (0: one small read). Returns true
+   * when admitted now; otherwise it queues and is told later.
    */
   boolean admit(BudgetAccount account, long need, long held) {
     synchronized (this) {
@@ -127,7 +127,7 @@ public final class BufferBudget {
     return admitWaiters(account);
   }
 
-  /** {@code account} closes while waiting: it leaves the queue (a grant on its way to it is handed back by its loop). */
+  /** Removes a closing account from the queue; a grant already on its way is returned by its loop. */
   synchronized void leave(BudgetAccount account) {
     if (account.queued) {
       dequeue(account);
@@ -141,7 +141,7 @@ public final class BufferBudget {
     account.queued = false;
   }
 
-  /** Admits waiters by turns while the budget is not over, tells each but {@code asking}; true if it was admitted. */
+  /** Admits waiters alternately while not over, notifying all but {@code asking}; returns whether it was admitted. */
   private boolean admitWaiters(BudgetAccount asking) {
     if (waiting == 0) {
       return false;
@@ -164,7 +164,7 @@ public final class BufferBudget {
     return admitted.contains(asking);
   }
 
-  /** Every {@link #checkMs} while anyone waits: looks at the accounts, first come first, while the budget is over. */
+  /** Runs periodically while anyone waits, evicting stalled frames in arrival order while over. */
   private synchronized void check() {
     if (queue.isEmpty()) {
       checking = false;

@@ -15,17 +15,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What the instances of one deployment share: the connection counts behind {@code maxConnections} and
- * {@code maxConnectionsPerIp}, and the {@link BufferBudget}. {@code -instances N} deploys N servers that
- * together are one server, so they find one another's limits in the Vert.x instance's local shared data,
- * under their deployment's id. Another deployment in the same Vert.x (another port, other options), or a
- * server created outside any deployment, has limits of its own.
+ * The connection counts and {@link BufferBudget} shared by one deployment's instances, which together act as one
+ * server; found in Vert.x local shared data under the deployment id. A server outside a deployment has its own.
  */
 public final class ConnectionLimits implements Shareable {
 
-  /** The logger name operators configure, kept from before the packages were split by threading rule. */
+  /** Kept at its old name because operators configure it. */
   private static final Logger log = LoggerFactory.getLogger("io.frameecho.server.impl.ConnectionLimits");
-  /** The Vert.x instance's local map where a deployment's instances find their limits, by deployment id. */
+  /** The local map holding each deployment's limits, by deployment id. */
   public static final String SHARED_MAP = "frame-echo.limits";
 
   private final int maxConnections;
@@ -33,26 +30,24 @@ public final class ConnectionLimits implements Shareable {
   private final BufferBudget budget;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
-  /** The deployment's rate-limited log lines: rejections and give-ways here, the connections' closes. */
   private final LogSummary logSummary;
   private final ConnectionLogs connectionLogs;
   private final Map<Rejection, LogSummary.Cause> rejections = new EnumMap<>(Rejection.class);
   private final LogSummary.Cause gaveWay;
   private final Map<HandshakeFailure, LogSummary.Cause> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
-  /** Servers using these limits; guarded by the shared map's compute. */
+  /** Guarded by the shared map's compute. */
   private int servers;
-  /** How the deployment's connections ended at shutdown, added up by its instances (see {@link #detach(Vertx, int[])}). */
+  /** Connection endings at shutdown, summed over the instances. */
   private final long[] endings = new long[5];
   /**
-   * Where a process's deployments listen when asked for port 0: two negative ports each (the frame port, the handover's
-   * entry), each one random port Vert.x shares among the servers given it. Far below -1, which applications use.
+   * Source of negative ports, which Vert.x treats as one shared random port each; far below -1, which applications use.
    */
   private static final AtomicInteger RANDOM_PORTS = new AtomicInteger(-(1 << 24));
-  /** This deployment's own random ports, as Vert.x names a random port shared by several servers; 0 without one. */
+  /** This deployment's shared random ports; 0 for a server of its own. */
   private final int sharedRandomPort;
   private final int sharedEntryPort;
 
-  /** The deployment whose instances share these limits, or null for a server of its own. */
+  /** Null for a server of its own. */
   private final String deployment;
 
   private ConnectionLimits(String deployment, int maxConnections, int maxConnectionsPerIp, BufferBudget budget,
@@ -85,9 +80,8 @@ public final class ConnectionLimits implements Shareable {
   }
 
   /**
-   * The limits of the deployment whose verticle is creating a server now (created by its first instance,
-   * with its settings), or new limits of its own for a server created outside a deployment. Every call is
-   * matched by one {@link #detach}.
+   * The current deployment's limits (created by its first instance), or new ones for a server outside a deployment.
+   * Every call is matched by one {@link #detach}.
    */
   public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes,
                                        int maxFrameSize, long budgetGraceMs) {
@@ -104,18 +98,16 @@ public final class ConnectionLimits implements Shareable {
   }
 
   /**
-   * A server using these limits has closed; the last one of its deployment removes them. Pending summary lines
-   * are written now: their timers may belong to the closing server's context.
+   * Detaches a closed server; the last one of a deployment removes the limits. Flushes pending summaries now, since
+   * their timers may belong to the closing server's context.
    */
   public void detach(Vertx vertx) {
     detach(vertx, null);
   }
 
   /**
-   * As {@link #detach(Vertx)}, for a server that shut down with its connections ending as {@code counts} say (in {@code
-   * Drain}'s order): returns the totals of every server of the deployment when this was the last one attached, else
-   * null. The deployment's shutdown is said in one line, with every instance's connections. Every change to the count
-   * of servers is made in the shared map's compute, so the last one is decided once.
+   * As {@link #detach(Vertx)}, adding this server's connection endings {@code counts}; returns the deployment's totals
+   * when this was the last server, else null. The count is changed only in the map's compute, so "last" is decided once.
    */
   public long[] detach(Vertx vertx, int[] counts) {
     logSummary.flush();
@@ -144,43 +136,39 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
-  /**
-   * The port a server asked to listen on port 0 listens on: for a deployment's instances, one random port they share
-   * (Vert.x shares a random port among the servers given the same negative port); 0 for a server of its own.
-   */
+  /** The shared random port for a deployment asked for port 0; 0 for a server of its own. */
   public int randomPort() {
     return sharedRandomPort;
   }
 
-  /** As {@link #randomPort()}, for the handover's entry: one loopback port all instances' entries share. */
+  /** As {@link #randomPort()}, for the handover's loopback entry. */
   public int entryPort() {
     return sharedEntryPort;
   }
 
+  /** The deployment's buffer budget. */
   public BufferBudget budget() {
     return budget;
   }
 
-  /** Where the deployment's connections rate-limit their close lines. */
+  /** Rate-limited close lines for the deployment's connections. */
   public ConnectionLogs connectionLogs() {
     return connectionLogs;
   }
 
-  /** The rate-limited lines about {@code why}'s rejections (tests read its counts). */
+  /** Rate-limited rejection lines for {@code why}. */
   public LogSummary.Cause rejectionLog(Rejection why) {
     return rejections.get(why);
   }
 
-  /** The rate-limited lines about idle connections closed for newcomers. */
+  /** Rate-limited lines about idle connections closed for newcomers. */
   public LogSummary.Cause gaveWayLog() {
     return gaveWay;
   }
 
   /**
-   * Counts a new connection from {@code ip}, or returns why it must be turned away (and counts nothing). Over
-   * {@code maxConnections} the caller may make room ({@link #takeOver}) or turn it away ({@link #reject});
-   * over {@code maxConnectionsPerIp} it is rejected here. Every {@code null} answer is matched by one
-   * {@link #release}.
+   * Counts a new connection, or returns why it must be refused. Over {@code maxConnections} the caller may
+   * {@link #takeOver} or {@link #reject}; every {@code null} answer is matched by one {@link #release}.
    */
   public Rejection tryAcquire(String ip) {
     if (maxConnections > 0 && open.incrementAndGet() > maxConnections) {
@@ -197,15 +185,14 @@ public final class ConnectionLimits implements Shareable {
   }
 
   /**
-   * A connection gives its slot to a newcomer from {@code ip}: the newcomer has it if its address has room
-   * ({@code null}), or is rejected. The newcomer's slot is matched by one {@link #release}, the giver's by
-   * {@link #releaseAddress}.
+   * Gives an evicted connection's slot to a newcomer from {@code ip}, unless its address is over its limit. The
+   * newcomer's slot is matched by one {@link #release}.
    */
   public Rejection takeOver(String ip) {
     return acquireForAddress(ip) ? null : reject(Rejection.MAX_CONNECTIONS_PER_IP, ip);
   }
 
-  /** {@code ip} null: a client whose address is not known yet (its PROXY protocol header is not read), counted later. */
+  /** A null {@code ip} (PROXY header not read yet) is counted later. */
   private boolean acquireForAddress(String ip) {
     if (maxConnectionsPerIp <= 0 || ip == null) {
       return true;
@@ -219,11 +206,12 @@ public final class ConnectionLimits implements Shareable {
     return !over[0];
   }
 
+  /** Releases a closed connection's slot and its address's count. */
   public void release(String ip) {
     release(ip, false);
   }
 
-  /** A connection closed: its slot is released, unless it {@code gaveWay} (the slot went to the newcomer); its address's count always. */
+  /** As {@link #release(String)}, but keeps the slot if it {@code gaveWay} to a newcomer. */
   public void release(String ip, boolean gaveWay) {
     if (!gaveWay) {
       open.decrementAndGet();
@@ -237,10 +225,7 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
-  /**
-   * Counts a rejection: the first ones are logged at once, then one summary line a second at most, with how many
-   * were turned away since.
-   */
+  /** Counts a rejection; logs the first ones, then one summary a second at most. */
   public Rejection reject(Rejection why, String ip) {
     if (rejections.get(why).logNow(ip)) {
       log.warn("rejected a connection from {}: over {} ({})", ip == null ? "a proxied client (before its header)" : ip, why.key(),
@@ -249,7 +234,7 @@ public final class ConnectionLimits implements Shareable {
     return why;
   }
 
-  /** Counts an idle connection closed for a newcomer from {@code ip}: logged at once, then summarised. */
+  /** Counts an idle connection closed for a newcomer; logged, then summarised. */
   public void gaveWay(String ip) {
     if (gaveWay.logNow(ip)) {
       log.info("closed an idle connection for a newcomer from {}: every slot of maxConnections ({}) was taken", ip,
@@ -257,31 +242,29 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
-  /**
-   * Counts a TLS handshake from {@code ip} that did not complete: the first ones are logged at once with
-   * {@code detail} (what happened), then one summary line a second at most per cause.
-   */
+  /** Counts a failed TLS handshake; logs the first ones with {@code detail}, then summarises per cause. */
   public void handshakeFailed(HandshakeFailure why, String ip, String detail) {
     if (handshakesFailed.get(why).logNow(ip)) {
       log.info("{} from {} failed ({}): {}", why.what(), ip, why.tag(), detail);
     }
   }
 
-  /** The configured {@code maxConnections}; 0 for no limit. */
+  /** 0 for no limit. */
   public int maxConnections() {
     return maxConnections;
   }
 
-  /** Servers of the deployment attached so far (its instances): read by the one attaching, after its attach. */
+  /** Servers attached so far; read by the attaching one after its attach. */
   public int instances() {
     return servers;
   }
 
+  /** Connections currently counted. */
   public int openConnections() {
     return open.get();
   }
 
-  /** Bytes held outside any connection (by the event bus, for an answer still awaited) join the budget, or leave it. */
+  /** Adds to or takes from the budget bytes held outside any connection, such as awaited event-bus answers. */
   public void heldElsewhere(long delta) {
     if (delta >= 0) {
       budget.reserve(delta);
@@ -290,7 +273,7 @@ public final class ConnectionLimits implements Shareable {
     }
   }
 
-  /** Whether {@code bytes} more would stay within the budget's limit. */
+  /** Whether {@code bytes} more fit in the budget. */
   public boolean roomFor(long bytes) {
     return budget.used() + bytes <= budget.limit();
   }

@@ -7,24 +7,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Per-connection log lines that a flood cannot multiply: for each cause (a protocol error, a frame timeout, a
- * rejection, ...) the first {@link #AT_ONCE} occurrences are written at once, in full, by the caller; after
- * that, occurrences are only counted, and a timer writes one line per cause per interval with the count and
- * the latest address, on time (not when the next occurrence comes). After an interval with nothing to report,
- * the next occurrence is written at once again. Called from every event loop of a deployment: each cause is
- * guarded by its own lock, taken only when something is to be logged (a close, never a read).
+ * Rate-limited log lines, so a flood cannot multiply them: per cause, the first {@link #AT_ONCE} occurrences are
+ * logged in full by the caller, then counted and summarised once per interval by a timer; a quiet interval resets
+ * this. Thread-safe with one lock per cause, taken only when something is logged.
  */
 public final class LogSummary {
 
-  /** Occurrences of one cause written in full before the rest are summarised. */
+  /** Occurrences logged in full before summarising. */
   public static final int AT_ONCE = 3;
-  /** One summary line per cause per interval at most. */
+  /** Interval between summary lines per cause. */
   public static final long INTERVAL_MS = 1000;
 
   private final Ticker ticker;
   private final long intervalMs;
   private final List<Cause> causes = new ArrayList<>();
 
+  /** A summary with the default interval. */
   public LogSummary(Ticker ticker) {
     this(ticker, INTERVAL_MS);
   }
@@ -35,8 +33,7 @@ public final class LogSummary {
   }
 
   /**
-   * A cause whose summary line is {@code summary} at {@code level}, with three placeholders: how many more,
-   * over how many milliseconds, the latest one's address (or whatever the caller passes as its sample).
+   * Adds a cause whose {@code summary} has three placeholders: the count, the milliseconds covered, the latest sample.
    */
   public synchronized Cause cause(Logger log, Level level, String summary) {
     Cause cause = new Cause(log, level, summary);
@@ -44,7 +41,7 @@ public final class LogSummary {
     return cause;
   }
 
-  /** Writes every pending summary now and stops the timers: their context may be closing with the server. */
+  /** Writes pending summaries now and stops the timers, whose context may be closing. */
   public void flush() {
     List<Cause> all;
     synchronized (this) {
@@ -53,19 +50,19 @@ public final class LogSummary {
     all.forEach(Cause::flush);
   }
 
-  /** One cause's occurrences: written at once, or counted for its next summary line. */
+  /** One cause's occurrences. */
   public final class Cause {
 
     private final Logger log;
     private final Level level;
     private final String summary;
-    /** Written in full since the last quiet interval. */
+  /** Full lines since the last quiet interval. */
     private int writtenAtOnce;
-    /** Counted since the last summary line, and the latest one's sample. */
+  /** Counted since the last summary, and the latest sample. */
     private long pending;
     private Object latest;
     private long windowStartNanos;
-    /** The running timer, or -1 when none runs (quiet). */
+  /** The running timer, or -1 when quiet. */
     private long timer = -1;
     private long occurrences;
     private long lines;
@@ -77,14 +74,13 @@ public final class LogSummary {
     }
 
     /**
-     * One occurrence, from {@code sample} (the client's address): true when the caller is to write its full line
-     * now; false when it is counted for the summary (and the caller formats nothing).
+     * Records an occurrence from {@code sample}: true when the caller should log it in full now, false when it is only
+     * counted.
      */
     public boolean logNow(Object sample) {
       synchronized (this) {
         occurrences++;
         if (timer == -1) {
-          // The first of a burst: a window opens, and its timer closes it.
           writtenAtOnce = 0;
           windowStartNanos = ticker.nanoTime();
           timer = ticker.schedule(intervalMs, this::intervalEnded);
@@ -100,7 +96,7 @@ public final class LogSummary {
       }
     }
 
-    /** The interval is over: its summary line if anything was counted (and a new interval), else quiet again. */
+    /** Writes the interval's summary and starts another, or goes quiet if nothing was counted. */
     private void intervalEnded() {
       Line line;
       synchronized (this) {
@@ -122,7 +118,7 @@ public final class LogSummary {
       write(line);
     }
 
-    /** The summary of what was counted since the last one, or null; under the lock. */
+    /** Takes the pending summary, or null; under the lock. */
     private Line takeLine() {
       if (pending == 0) {
         return null;
@@ -142,12 +138,12 @@ public final class LogSummary {
       }
     }
 
-    /** Occurrences so far, written or counted. */
+    /** Occurrences so far. */
     public synchronized long occurrences() {
       return occurrences;
     }
 
-    /** Lines written for this cause so far: in full, and summaries. */
+    /** Lines written so far, full and summary. */
     public synchronized long lines() {
       return lines;
     }

@@ -195,7 +195,10 @@ public final class LengthField {
     return equals(DEFAULT);
   }
 
-  /** The unsigned value of the length field of the frame at {@code frameStart}; an 8-byte value past {@link Long#MAX_VALUE} reads as it. */
+  /**
+   * The unsigned value of the length field of the frame at {@code frameStart}; an 8-byte value past
+   * {@link Long#MAX_VALUE} reads as {@link Long#MAX_VALUE}, too large either way.
+   */
   public long readLength(ByteBuf bytes, int frameStart) {
     int i = frameStart + lengthFieldOffset;
     switch (lengthFieldLength) {
@@ -236,7 +239,10 @@ public final class LengthField {
     return frame;
   }
 
-  /** What goes before {@link #body(Buffer) body(m)} on the wire so the two make {@link #frame(Buffer) frame(m)} without copying the message. */
+  /**
+   * What goes before {@link #body(Buffer) body(m)} on the wire, so the two make {@link #frame(Buffer) frame(m)} without
+   * copying the message.
+   */
   public Buffer header(Buffer message) {
     if (stripHeader) {
       Buffer header = Buffer.buffer(headerSize);

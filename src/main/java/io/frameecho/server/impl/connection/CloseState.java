@@ -6,9 +6,8 @@ import io.frameecho.server.RequestLoss;
 import java.util.List;
 
 /**
- * Where one connection's close stands, and why: the book's {@code want_close} and what follows it, as one value that
- * a {@link Connection} replaces whole at each step. The first reason wins, but for the cuts that overrule a graceful
- * shutdown ({@link #overrulingShutdown}); how the connection ended is known once its socket has closed.
+ * Where a connection's close stands, and why; immutable, replaced whole at each step. The first reason wins, except
+ * that a cut may overrule a graceful shutdown ({@link #overrulingShutdown}).
  *
  * @param stage       how far the close has gone
  * @param reason      why it closes; null while {@link Stage#OPEN}
@@ -24,13 +23,13 @@ record CloseState(Stage stage, CloseReason reason, boolean requestLost, Ending e
   enum Stage {
     /** Nothing decided. */
     OPEN,
-    /** Decided: nothing more is read; the socket closes, lingering, once the answers awaited are written. */
+    /** Decided: nothing more is read; the socket closes once the awaited answers are written. */
     ANSWERING,
     /** Decided by shutdown for a connection that owes nothing: a FIN at once, then a short linger. */
     ANSWERING_IDLE,
     /** Every answer written: a FIN once they are flushed, then the close lingers. */
     CLOSING,
-    /** Owing nothing: a FIN, then the socket closes once the client closes its side, within a second. */
+    /** Owing nothing: a FIN, then a close once the client closes its side. */
     CLOSING_IDLE,
     /** Closed at once, dropping what is queued. */
     CUT,
@@ -39,7 +38,7 @@ record CloseState(Stage stage, CloseReason reason, boolean requestLost, Ending e
     /** Shutdown's deadline closed it at once before everything it owed was delivered. */
     CUT_AT_DEADLINE;
 
-    /** The socket has been told to close (the book's close after {@code want_close}). */
+    /** The socket has been told to close. */
     boolean closeAsked() {
       return ordinal() >= CLOSING.ordinal();
     }
@@ -81,9 +80,8 @@ record CloseState(Stage stage, CloseReason reason, boolean requestLost, Ending e
   }
 
   /**
-   * Request bytes reached the connection once the close was decided (read after it, or half a frame when it was
-   * decided): lost if the server chose to close for a reason of its own (shutdown, a clock, an eviction, a failure),
-   * not if the client caused the close by what it sent or how it ended.
+   * Request bytes arrived after the close was decided: a loss when the server chose to close, not when the client
+   * caused it.
    */
   CloseState requestReached() {
     boolean serverChose = reason != null && switch (reason) {

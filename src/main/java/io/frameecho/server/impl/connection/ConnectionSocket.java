@@ -5,14 +5,10 @@ import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
-/**
- * What a {@link Connection} does to its socket: the seam where it meets the channel. The channel's socket
- * ({@code server.impl.netty.ChannelSocket}) is one; unit tests give a connection one of their own, and drive its
- * {@link Events} by hand.
- */
+/** The socket as a {@link Connection} sees it; the only seam to the channel, so that tests can supply their own. */
 public interface ConnectionSocket {
 
-  /** What the socket tells its connection; all on the connection's event loop, inside its context. */
+  /** What the socket tells its connection, on the connection's event loop. */
   interface Events {
 
     /** Bytes read; the listener owns {@code bytes} and releases it. */
@@ -24,49 +20,41 @@ public interface ConnectionSocket {
     /** The write queue went below its low-water mark. */
     void writable();
 
-    /** An IO error (a reset, a TLS failure, ...). */
+    /** An IO error. */
     void failed(Throwable error);
 
-    /** Vert.x is shutting its server down: finish gracefully. */
+    /** The server is shutting down: finish gracefully. */
     void shutdownRequested();
 
     /** The socket is closed, for whatever reason. */
     void closed();
 
-    /**
-     * Whether the connection owes its client nothing now (see {@code Connection.owesNothing}): an end of input then
-     * closes the socket at once, as a plain Netty server's does. False keeps the socket half-open at an end of input
-     * until the connection has answered.
-     */
+    /** True when the connection owes nothing, so an end of input closes the socket at once; else it stays half-open. */
     default boolean owesNothing() {
       return false;
     }
 
     /**
-     * Where the socket's next read may land, from {@code alloc}, when it would take {@code least} bytes: memory of the
-     * frame under way (see {@code FrameParser.landingFor}), or null for an ordinary read. The read is handed to
-     * {@link #bytes} next, or released if it took nothing.
+     * Memory of the frame under way for the next read of {@code least} bytes to land in, or null for an ordinary read.
+     * The read goes to {@link #bytes} next, or is released if it took nothing.
      */
     default ByteBuf readInto(ByteBufAllocator alloc, int least) {
       return null;
     }
 
-    /**
-     * Whether the socket may move to a successor process instead of closing (a restart with handover): the connection
-     * closes for shutdown, every answer written, and nothing its client sent was read and dropped.
-     */
+    /** Whether the socket may go to a successor process instead of closing: every answer written, nothing dropped. */
     default boolean handOverAllowed() {
       return false;
     }
   }
 
-  /** The book's {@code want_read} reaching the socket: reading from the kernel stops and starts. */
+  /** Stops or starts reading from the kernel. */
   void reading(boolean on);
 
-  /** The book's {@code Conn::outgoing} over its limit: more than {@code writeQueueMaxSize} bytes wait. */
+  /** More than {@code writeQueueMaxSize} bytes wait to be written. */
   boolean writeQueueFull();
 
-  /** Response bytes queued and not yet taken by the kernel: falls while the client reads, however slowly. */
+  /** Response bytes queued and not yet taken by the kernel. */
   long pendingWriteBytes();
 
   /** Queues {@code bytes} (released once written); the future tells whether they were. */
@@ -75,13 +63,12 @@ public interface ConnectionSocket {
   /** Queues {@code bytes}, which the caller no longer touches; the future tells whether they were. */
   Future<Void> write(Buffer bytes);
 
-  /** Once every queued response is written: a FIN, then reads are discarded until the client closes, or {@code lingerMs}. */
+  /** After the queued writes, a FIN; reads are then discarded until the client closes or {@code lingerMs} pass. */
   void closeLingering(long lingerMs);
 
   /**
-   * For a connection that owes nothing (every response handed to the kernel): a FIN, then what the client sends is
-   * read and discarded until it closes its side or {@code lingerMs} have passed (with 0, once what it had already
-   * sent is read, at the event loop's next turn). What crossed the FIN is seen, not answered by a reset.
+   * For a connection owing nothing: a FIN, then reads are discarded until the client closes or {@code lingerMs} pass,
+   * so that bytes crossing the FIN are not answered by a reset.
    */
   void closeOwingNothing(long lingerMs);
 
@@ -91,7 +78,7 @@ public interface ConnectionSocket {
   /** Closes at once, dropping whatever is still queued. */
   void closeNow();
 
-  /** True once a close moved the socket to a successor process, its client none the wiser (see {@code closeLingering}). */
+  /** True once a close handed the socket to a successor process. */
   default boolean handedOver() {
     return false;
   }
@@ -99,12 +86,9 @@ public interface ConnectionSocket {
   /** The client reset the connection (known on epoll; false where the transport cannot tell). */
   boolean resetByPeer();
 
-  /**
-   * Milliseconds since the kernel last sent the client a byte (epoll's TCP_INFO); -1 where the transport cannot tell.
-   * With responses queued, it grows while the client reads nothing, and between a slow reader's window updates.
-   */
+  /** Milliseconds since the kernel last sent the client a byte (epoll's TCP_INFO); -1 where unknown. */
   long msSinceDataSent();
 
-  /** The client closed its side, or reset the connection, whether or not the server has read that yet (epoll only). */
+  /** The client closed or reset the connection, even if not read yet (epoll only). */
   boolean clientClosed();
 }

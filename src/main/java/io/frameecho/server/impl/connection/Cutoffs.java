@@ -5,32 +5,26 @@ import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 
 /**
- * The limits that end a connection from outside its traffic: its clocks ({@link ConnectionTimers}: idle, a frame too
- * slow, responses not read, the shutdown grace for a first request) and the budget ({@link BudgetAccount}: eviction
- * by progress, the cut of a client that reads no response). Each event is weighed against what the connection owes
- * now, and ends it with its own close reason and log line, or not. On the connection's event loop.
+ * Decides whether a timer ({@link ConnectionTimers}) or budget ({@link BudgetAccount}) event closes the connection,
+ * given what it owes now, and with which close reason.
  */
 final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
 
-  /**
-   * How long after its accept a connection that has sent nothing may still send its first request once shutdown has
-   * begun: a client that connects and sends at once, accepted just before the server stopped accepting, is answered.
-   */
+  /** How long after accept a silent connection may still send a first request once shutdown began, to be answered. */
   static final long FIRST_REQUEST_GRACE_MS = 500;
 
-  /** What a connection that shutdown found busy reading waits for before it closes. */
+  /** What a connection found reading at shutdown waits for before it closes. */
   private enum ShutdownWait {
     NONE,
-    /** Accepted within {@link #FIRST_REQUEST_GRACE_MS}, nothing read yet: the request(s) it sends, whole. */
+    /** Accepted within {@link #FIRST_REQUEST_GRACE_MS}, nothing read yet: its first requests. */
     FIRST_REQUEST,
-    /** A frame under way (half-read, or read and held while reading is paused): that frame, whole. */
+    /** A frame under way: that frame, whole. */
     REQUEST_UNDER_WAY
   }
 
   private final Connection connection;
   private ShutdownWait shutdownWait = ShutdownWait.NONE;
 
-  /** The cutoffs of {@code connection}, which they reach through its rooms (one connection's, one event loop). */
   Cutoffs(Connection connection) {
     this.connection = connection;
   }
@@ -39,14 +33,14 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
     return connection.closeState().decided();
   }
 
-  /** Not cut yet, and its client takes no response byte: the queue full and reading paused for it, or a close waits to flush. */
+  /** Not cut, and the client takes no response: the write queue is full, or a close waits to flush. */
   private boolean writeStalledNow() {
     CloseState.Stage stage = connection.closeState().stage();
     return !stage.cut() && (stage.closeAsked() ? !connection.socket.lingering()
       : connection.reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && connection.writer.writeQueueFull());
   }
 
-  /** Idle unless busy all the same: an answer awaited, reading paused, a frame under way. */
+  /** Not idle while an answer is awaited, reading is paused or a frame is under way. */
   @Override
   public boolean idle(long idleMs) {
     if (closing()) {
@@ -77,11 +71,9 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   }
 
   /**
-   * Shutdown: the connection closes at once if it owes nothing, after its answers if it owes some. Closing while a
-   * request is on its way would lose it, so: one accepted less than {@link #FIRST_REQUEST_GRACE_MS} ago that has sent
-   * nothing yet first waits that long for its first request; one with a frame under way reads it to its end; either
-   * is answered, then closes ({@link #shutdownWaitOver}); {@code frameTimeoutMs} and the shutdown's deadline bound the
-   * wait ({@link #shutdownDeadline}).
+   * Closes at once if the connection owes nothing, else after its answers. A request on its way is not lost: a new
+   * silent connection waits {@link #FIRST_REQUEST_GRACE_MS} for it, one with a frame under way reads it whole; the frame
+   * timeout and {@link #shutdownDeadline} bound the wait.
    */
   void shutdownRequested() {
     if (closing() || shutdownWait != ShutdownWait.NONE) {
@@ -97,11 +89,8 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   }
 
   /**
-   * After a read (or frames held while paused handed over) that {@code completed} frames, with a frame {@code
-   * underWay} after them or not: true once what shutdown waited for has arrived, and the connection closes. The
-   * first requests close it once nothing is under way (every frame a client sent together is answered); a frame under
-   * way, once it is whole (a frame begun after it is counted as lost, so a client that keeps pipelining cannot hold
-   * the stop).
+   * True once what shutdown waited for has arrived. A frame begun after the awaited one counts as lost, so a client
+   * that keeps pipelining cannot hold the shutdown.
    */
   boolean shutdownWaitOver(boolean completed, boolean underWay) {
     return switch (shutdownWait) {
@@ -119,8 +108,8 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   }
 
   /**
-   * Shutdown's deadline, before its cut: a connection still waiting for a request under way, owing nothing else,
-   * closes owing nothing, and that request is counted as lost, not as a cut. True if it did.
+   * At shutdown's deadline, a connection waiting only for a request under way closes owing nothing, so the request
+   * counts as lost rather than as a cut. True if it closed.
    */
   boolean shutdownDeadline() {
     if (shutdownWait == ShutdownWait.NONE || closing() || connection.responses.awaiting()
@@ -143,9 +132,8 @@ final class Cutoffs implements ConnectionTimers.Events, BudgetAccount.Owner {
   }
 
   /**
-   * The budget is spent and others wait: if the kernel has sent this client nothing for a quarter of {@code
-   * writeStallTimeoutMs} (at least {@code graceMs}) while its responses wait, they would stay held until the write-stall
-   * clock ends it, and every waiting frame with them; so it is cut now, as a write stall is.
+   * The budget is spent and others wait: a client sent nothing for a quarter of {@code writeStallTimeoutMs} (at least
+   * {@code graceMs}) while responses wait is cut now, rather than hold the budget until its write stall.
    */
   @Override
   public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {

@@ -5,9 +5,8 @@ import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * The book's logic, the server's default: the response is the request. A connection given this handler does not call
- * it; it answers with the request frame's own bytes through {@link EchoWriter}, without a copy. Any other
- * {@link RequestHandler} replaces the echo.
+ * The default {@link RequestHandler}: the response is the request. A connection given it never calls it but echoes the
+ * request frame's bytes through {@link EchoWriter}, without a copy.
  */
 public final class EchoHandler implements RequestHandler {
 

@@ -5,19 +5,15 @@ import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
 
 /**
- * The built-in echo: each request frame, header included, is its own response, written back without a
- * copy. Frames that lie one after the other in the same read go back as one slice of it, in one write, at
- * the end of the read (a "run").
+ * The built-in echo: each request frame, header included, is its own response, written back without a copy.
+ * Adjacent frames of one read are written as one slice of it at the end of the read.
  */
 final class EchoWriter implements Responses {
 
   private final ResponseWriter writer;
   private final BudgetAccount budget;
   private final FrameEchoMetrics metrics;
-  /**
-   * The first request frame of the run not written yet, or null; the read it was cut from (once a second frame
-   * came); the run's length and its budget.
-   */
+  /** The unwritten run's first frame (or null), the read it was sliced from, its length and its budget. */
   private ByteBuf run;
   private ByteBuf runRead;
   private int runBytes;
@@ -47,15 +43,12 @@ final class EchoWriter implements Responses {
   }
 
   /**
-   * Whether {@code frame} starts where the run ends, in the same read (so the run can grow over it). A read that
-   * Netty's leak detector tracks (1 in 128 at its default level, every one in the tests) is not joined: each of
-   * its frames is a wrapper of its own, and a run sliced from the read beneath them would release the read
-   * through a slice the detector does not see, which it reports as a leak. Such a read goes out frame by frame.
+   * Whether {@code frame} starts where the run ends, in the same read. A read tracked by Netty's leak detector is not
+   * joined: a slice of the read beneath its wrappers would release it unseen, reported as a leak.
    */
   private boolean followsRun(ByteBuf frame) {
     ByteBuf read = runRead;
     if (read == null) {
-      // Looked up once a run has a second frame to join: a read of one frame never needs it.
       read = runRead = run.unwrap();
     }
     return read != null && read == frame.unwrap() && read.hasMemoryAddress() && frame.hasMemoryAddress()

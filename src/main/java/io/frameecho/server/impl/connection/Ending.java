@@ -4,15 +4,12 @@ package io.frameecho.server.impl.connection;
 public enum Ending {
   /** Closed after everything it owed was delivered. */
   DRAINED,
-  /** Closed by shutdown at once, owing nothing, and no request reached it after the close was decided. */
+  /** Closed by shutdown at once, owing nothing, with no request after the close was decided. */
   CLOSED_IDLE,
-  /**
-   * Every answer it owed delivered, but its client sent a request after the server had chosen to close (read after
-   * the FIN, or half-read then): discarded, never answered.
-   */
+  /** Every answer delivered, but a request that came after the server chose to close was discarded. */
   REQUEST_DISCARDED,
   /** Ended with answers or responses it could not deliver. */
   CUT,
-  /** Moved to a successor process owing nothing (a restart with handover): its client saw no close. */
+  /** Handed to a successor process on restart, owing nothing; its client saw no close. */
   HANDED_OVER
 }

@@ -1,9 +1,8 @@
 package io.frameecho.server.impl.connection;
 
 /**
- * The book's {@code want_read}: why a connection is not reading, in one place. Reading is closed while any
- * reason stands and opens when the last one clears, unless the connection is closing ({@link #shut}). The
- * gate only keeps the reasons; the {@link Connection} turns its answers into the parser's pause and resume.
+ * Why a connection is not reading. Reading is paused while any reason stands and resumes when the last one clears,
+ * unless the gate is {@link #shut}. It only keeps the reasons; {@link Reading} acts on them.
  */
 class ReadGate {
 
@@ -19,12 +18,12 @@ class ReadGate {
     private final int bit = 1 << ordinal();
   }
 
-  /** One bit per {@link Reason}; the book's {@code want_read} is this being zero. */
+  /** One bit per {@link Reason}; zero means reading. */
   private int reasons;
   /** Set once the connection is closing: the gate never opens again. */
   private boolean shut;
 
-  /** Adds {@code reason}; true when it is new (the gate may have been closed already for another). */
+  /** Adds {@code reason}; true when it was not already set. */
   boolean pause(Reason reason) {
     if ((reasons & reason.bit) != 0) {
       return false;
@@ -33,7 +32,7 @@ class ReadGate {
     return true;
   }
 
-  /** Clears {@code reason}; true when that cleared the last one (reading may start again, unless shut). */
+  /** Clears {@code reason}; true when it was the last one. */
   boolean resume(Reason reason) {
     if ((reasons & reason.bit) == 0) {
       return false;
@@ -56,7 +55,7 @@ class ReadGate {
     return (reasons & ~reason.bit) != 0;
   }
 
-  /** The connection is closing: reading stops for good, whatever the reasons. */
+  /** Reading stops for good, whatever the reasons. */
   void shut() {
     shut = true;
   }
@@ -65,7 +64,7 @@ class ReadGate {
     return shut;
   }
 
-  /** The connection closed: true when reasons still stood (the paused-connections meter is balanced then). */
+  /** Clears every reason; true when some stood. */
   boolean clear() {
     boolean stood = reasons != 0;
     reasons = 0;

@@ -6,10 +6,8 @@ import io.frameecho.server.impl.connection.ReadGate.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 
 /**
- * The book's {@code want_read} at work: a {@link ReadGate} whose reasons turn into the parser's pause and resume,
- * with what a pause means elsewhere: the frame clock stops (time the server keeps a frame from being read is not the
- * client's), the write-stall clock starts for a full write queue, the budget learns that the server, not the client,
- * holds the frame, and the paused-connections meter moves. On the connection's event loop.
+ * A {@link ReadGate} that pauses and resumes the parser. A pause also stops the frame timer (time the server keeps a
+ * frame unread is not the client's) and tells the budget the server, not the client, holds the frame.
  */
 final class Reading extends ReadGate {
 
@@ -19,7 +17,7 @@ final class Reading extends ReadGate {
   private BudgetAccount account;
   private ConnectionLog log;
 
-  /** Once, when the connection builds its rooms. */
+  /** Once, when the connection starts. */
   void wire(FrameParser parser, FrameEchoMetrics metrics, ConnectionTimers timers, BudgetAccount account, ConnectionLog log) {
     this.log = log;
     this.parser = parser;
@@ -48,10 +46,7 @@ final class Reading extends ReadGate {
     }
   }
 
-  /**
-   * Clears {@code reason}; true when reading starts again, the parser having handed over the frames it held while
-   * paused (the connection then settles them, and its end of input if that came).
-   */
+  /** Clears {@code reason}; true when reading restarts and the parser has delivered the frames it held while paused. */
   boolean resumeFrom(Reason reason) {
     boolean serverPaused = isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET);
     boolean stood = isPausedFor(reason);
@@ -80,7 +75,7 @@ final class Reading extends ReadGate {
     parser.pause();
   }
 
-  /** The connection closed: the paused-connections meter is balanced if it was paused. */
+  /** The connection closed: balances the paused-connections meter. */
   void closed() {
     if (clear()) {
       metrics.readingResumed();

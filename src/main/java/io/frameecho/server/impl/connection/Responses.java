@@ -2,16 +2,12 @@ package io.frameecho.server.impl.connection;
 
 import io.netty.buffer.ByteBuf;
 
-/**
- * How one connection answers its request frames, chosen once when it opens: {@link EchoWriter} for the
- * built-in echo (the request frame is the response), {@link OrderedAnswers} for any other application.
- */
+/** How a connection answers its requests: {@link EchoWriter} for the built-in echo, else {@link OrderedAnswers}. */
 interface Responses {
 
   /**
-   * A complete request frame, header included, which this now owns; it holds {@code heldBytes} of the
-   * budget, and arrived at {@code receivedNanos} (for the latency meter). Returns true when reading may have to
-   * stop: a write filled the queue, or every answer slot is taken ({@link #full()}).
+   * Takes ownership of a whole request frame holding {@code heldBytes} of the budget; true when reading may have to
+   * stop (the write queue filled, or {@link #full()}).
    */
   boolean request(ByteBuf frame, int heldBytes, long receivedNanos);
 
@@ -21,12 +17,12 @@ interface Responses {
   /** True while answers are owed that the application has not given yet. */
   boolean awaiting();
 
-  /** True while as many answers are awaited as may be ({@code handler.maxInFlight}): reading stops. */
+  /** True while {@code handler.maxInFlight} answers are awaited: reading stops. */
   boolean full();
 
-  /** The connection is about to close after its answers: write whatever is still held back. */
+  /** Writes whatever is still held back, before the connection closes. */
   void flush();
 
-  /** The connection closed: release what is held; true when answers owed were dropped. */
+  /** Releases what is held once the connection closed; true when owed answers were dropped. */
   boolean drop();
 }

@@ -22,20 +22,15 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A pipelining client of the frame protocol. {@link #request(Buffer)} writes a frame and returns a future of its
- * response; responses match requests in order, so any number may be in flight. A dropped connection or an invalid
- * response fails every pending request with a {@link FrameClientException} ("refused" if the server closed before
- * answering anything); with {@link #requestTimeout(long)} a late request fails alone. Safe from any thread; one
- * thread's requests are sent in call order.
+ * A pipelining client of the frame protocol: responses match requests in order, and a dropped connection or invalid
+ * response fails every pending request with a {@link FrameClientException}. Safe from any thread; one thread's
+ * requests are sent in call order.
  * <p>
- * The protocol has no "go away" message, so a server that restarts or closes an idle connection may drop a request it
- * never read. For idempotent requests, {@link #resendIdempotent(boolean)} makes the client reconnect
- * ({@link #reconnectOptions(ReconnectOptions)}) and re-send unanswered requests in order; otherwise they fail, so no
- * request is sent twice unasked.
+ * The protocol has no "go away" message, so a restarting server may drop a request it never read. Unanswered requests
+ * are re-sent only if declared idempotent ({@link #resendIdempotent(boolean)}), so none is sent twice unasked.
  */
 public final class FrameClient {
 
-  /** The failure message when the server closed before answering anything. */
   private static final String REFUSED = "refused by the server: it closed the connection before answering anything "
     + "(at maxConnections or maxConnectionsPerIp, shutting down, expecting TLS, or it could not serve the first request)";
 
@@ -45,22 +40,20 @@ public final class FrameClient {
   private final Context context;
   private final int maxFrameSize;
   private final LengthField form;
-  /** The current connection; replaced on reconnect. On {@link #context} only. */
+  /** Replaced on reconnect; on {@link #context} only, as are the fields below. */
   private NetSocket socket;
-  /** Requests still owed a response, oldest first; on {@link #context} only. */
+  /** Requests still owed a response, oldest first. */
   private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-  /** A new connection is pending; requests queue in {@link #pending} unwritten. */
+  /** While reconnecting, requests queue in {@link #pending} unwritten. */
   private boolean reconnecting;
   /** Reconnect tries since a connection last answered. */
   private int attempts;
-  /** {@link System#nanoTime} at which the current series of tries gives up. */
+  /** When the current series of attempts gives up, as {@link System#nanoTime}. */
   private long deadlineNanos;
   /** Options for the current series, read when it began. */
   private ReconnectOptions series;
-  /** The pending retry timer, or -1. */
   private long retryTimer = -1;
   private long reconnectAttempts;
-  /** {@link #closeHandler} has been called. */
   private boolean ended;
   private Throwable failure;
   private long sent;
@@ -111,18 +104,12 @@ public final class FrameClient {
     return connect(vertx, netOptions, SocketAddress.inetSocketAddress(port, host), maxFrameSize);
   }
 
-  /**
-   * Connects to {@code server}, a host and port ({@link SocketAddress#inetSocketAddress}) or a unix domain socket
-   * ({@link SocketAddress#domainSocketAddress}).
-   */
+  /** Connects to {@code server}, a host and port or a unix domain socket. */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, int maxFrameSize) {
     return connect(vertx, netOptions, server, LengthField.DEFAULT, maxFrameSize);
   }
 
-  /**
-   * Connects to a server using framing {@code form}; requests and responses are messages as that form delivers them,
-   * and {@code maxFrameSize} bounds their bodies.
-   */
+  /** Connects using framing {@code form}; {@code maxFrameSize} bounds message bodies. */
   public static Future<FrameClient> connect(Vertx vertx, NetClientOptions netOptions, SocketAddress server, LengthField form,
                                             int maxFrameSize) {
     java.util.Objects.requireNonNull(form, "form");
@@ -157,7 +144,7 @@ public final class FrameClient {
 
       @Override
       public void failed(Throwable cause) {
-        // With re-sending on, a reset or TLS failure is treated like an end of stream; an unreadable response still fails.
+        // With re-sending on, a reset or TLS failure counts as an end of stream; an unreadable response still fails.
         if (resendIdempotent && !closing && !(cause instanceof FramingException)) {
           error[0] = cause;
           connection.close();
@@ -188,10 +175,7 @@ public final class FrameClient {
     return false;
   }
 
-  /**
-   * Schedules the next reconnect: at once for a new series, else after the backoff clipped to the deadline; past the
-   * deadline the requests fail.
-   */
+  /** Schedules the next reconnect after the backoff, clipped to the deadline; past it the requests fail. */
   private void retry(String why, Throwable cause) {
     reconnecting = true;
     long now = System.nanoTime();
@@ -255,10 +239,7 @@ public final class FrameClient {
     });
   }
 
-  /**
-   * Fails each request not answered within {@code ms} milliseconds (0, the default: no limit); its late response is
-   * dropped. Applies to requests sent from now on.
-   */
+  /** Fails requests sent from now on that are not answered within {@code ms} milliseconds; 0 means no limit. */
   public FrameClient requestTimeout(long ms) {
     if (ms < 0) {
       throw new IllegalArgumentException("requestTimeout must be 0 (none) or positive: " + ms);
@@ -268,8 +249,8 @@ public final class FrameClient {
   }
 
   /**
-   * Declares requests idempotent, so unanswered ones are re-sent in order on a new connection when the server closes
-   * or resets one, failing only after the {@link #reconnectOptions(ReconnectOptions)} deadline. Off by default.
+   * Declares requests idempotent, so unanswered ones are re-sent in order on a new connection until the
+   * {@link #reconnectOptions(ReconnectOptions)} deadline. Off by default.
    */
   public FrameClient resendIdempotent(boolean idempotent) {
     this.resendIdempotent = idempotent;
@@ -327,7 +308,7 @@ public final class FrameClient {
     write(new Pending(payload, promise));
   }
 
-  /** Queues {@code request} and writes it, unless a new connection is being opened (it is written then). */
+  /** Queues {@code request} and writes it unless reconnecting. */
   private void write(Pending request) {
     pending.add(request);
     if (!reconnecting) {

@@ -60,10 +60,7 @@ public final class Adoption {
     this.entry = entry;
   }
 
-  /**
-   * Listens at {@code bindPath} for descriptors from user {@code uid}'s processes, handing each to
-   * {@code connectHandler} as a socket accepted with {@code options}. Fails unless the entry is an epoll TCP listener.
-   */
+  /** Listens at {@code bindPath} for user {@code uid}'s descriptors, each given to {@code connectHandler}. */
   public static Future<Adoption> listen(Vertx vertx, NetServerOptions options, int entryPort,
                                         Handler<NetSocket> connectHandler, String bindPath, int uid) {
     Promise<Channel> learned = Promise.promise();
@@ -98,7 +95,7 @@ public final class Adoption {
         + (listening == null ? "none" : listening.getClass().getSimpleName())));
     }
     Promise<Adoption> bound = Promise.promise();
-      // Same loop as the listener, so adopted descriptors need no thread hop.
+    // Same loop as the listener, so adopted descriptors need no thread hop.
     ChannelFuture bind = new ServerBootstrap()
       .group(listening.eventLoop(), listening.eventLoop())
       .channel(EpollServerDomainSocketChannel.class)
@@ -156,7 +153,7 @@ public final class Adoption {
     private final AtomicInteger adopted;
     private int count;
     private int pid;
-  /** Descriptors to acknowledge when the read completes. */
+    /** Descriptors to acknowledge when the read completes. */
     private int toAcknowledge;
 
     FromPredecessor(Channel listening, int uid, AtomicInteger adopted) {
@@ -220,7 +217,7 @@ public final class Adoption {
       ctx.close();
     }
 
-  /** Fires the descriptor into {@code listening} as an accepted socket, or closes it if not a connected TCP socket. */
+    /** Fires the descriptor into {@code listening} as accepted, or closes it if not a connected TCP socket. */
     private void adopt(FileDescriptor fd) {
       EpollSocketChannel socket;
       try {

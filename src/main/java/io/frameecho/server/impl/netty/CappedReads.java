@@ -16,9 +16,8 @@ import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 
 /**
- * Netty's adaptive read sizes capped by {@link BudgetAccount#readCap}: every connection still readable when the budget
- * crosses its limit reads once more before pausing, so over the limit those reads must be small. Consulted on the
- * channel's event loop before each read.
+ * Netty's adaptive read sizes capped by {@link BudgetAccount#readCap}, because every readable connection reads once
+ * more before pausing when the budget goes over. On the channel's event loop.
  */
 public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
 
@@ -46,10 +45,7 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     config.setRecvByteBufAllocator(new CappedReads(config.getRecvByteBufAllocator(), small));
   }
 
-  /**
-   * Caps an attached connection's reads by {@code cap} and, without TLS, lets a large frame's read land directly in the
-   * frame's memory ({@code readInto}); with TLS the read holds records, not frame bytes.
-   */
+  /** Caps an attached connection's reads by {@code cap}; without TLS, reads land directly in the frame's memory. */
   static void capFor(Channel channel, IntSupplier cap, ConnectionSocket.Events events) {
     if (channel.config().getRecvByteBufAllocator() instanceof CappedReads capped) {
       capped.capWith(cap);
@@ -64,10 +60,7 @@ public final class CappedReads implements MaxMessagesRecvByteBufAllocator {
     this.cap = cap;
   }
 
-  /**
-   * The guess within the cap, raised to a whole small read while the cap is small, because each short read would
-   * otherwise cost the connection a budget turn.
-   */
+  /** The guess within the cap, raised to a whole small read while the cap is small, so short reads cost no re-ask. */
   public static int readSize(int guess, IntSupplier cap) {
     if (guess > SMALL_READ) {
       return Math.min(guess, cap.getAsInt());

@@ -58,9 +58,7 @@ public final class ChannelSocket implements ConnectionSocket {
     this.channel = internal.channelHandlerContext().channel();
   }
 
-  /**
-   * Wraps an accepted socket; {@code writeQueueMaxSize} queued bytes make it unwritable, half of that writable again.
-   */
+  /** Wraps an accepted socket, unwritable at {@code writeQueueMaxSize} queued bytes and writable again at half. */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
     return accepted(socket, context, writeQueueMaxSize, Runnable::run, null);
   }
@@ -177,9 +175,7 @@ public final class ChannelSocket implements ConnectionSocket {
     }
   }
 
-  /**
-   * Refuses a socket accepted over a limit: a FIN, then reads discarded for up to {@code lingerMs}, so no reset is sent.
-   */
+  /** Refuses a socket over a limit with a FIN, discarding reads for up to {@code lingerMs} so no reset is sent. */
   public static void refuse(NetSocket socket, Context context, long lingerMs) {
     attach(socket, context, Integer.MAX_VALUE, new Events() {
       @Override
@@ -211,7 +207,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
   @Override
   public void reading(boolean on) {
-    // Re-enabling reads after input shutdown fails on epoll, and Netty then closes the channel with responses unwritten.
+    // Re-enabling reads after input shutdown fails on epoll, and Netty then closes with responses unwritten.
     if (on && inputShutdown) {
       return;
     }
@@ -223,10 +219,7 @@ public final class ChannelSocket implements ConnectionSocket {
     return !channel.isWritable() || socket.writeQueueFull();
   }
 
-  /**
-   * Bytes queued and not yet taken by the kernel, excluding the already-written part of the current message; falls
-   * while the client reads, however slowly.
-   */
+  /** Bytes queued and not yet taken by the kernel; falls while the client reads, however slowly. */
   @Override
   public long pendingWriteBytes() {
     return pendingWriteBytes(channel);
@@ -258,9 +251,7 @@ public final class ChannelSocket implements ConnectionSocket {
     finThenLinger(lingerMs, false);
   }
 
-  /**
-   * As {@link #closeLingering}; with {@code lingerMs} 0 it still reads once after the FIN, so the close sends no reset.
-   */
+  /** As {@link #closeLingering}, but with {@code lingerMs} 0 it still reads once after the FIN to avoid a reset. */
   @Override
   public void closeOwingNothing(long lingerMs) {
     finThenLinger(lingerMs, true);

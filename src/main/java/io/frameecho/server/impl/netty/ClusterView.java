@@ -12,10 +12,8 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * The cluster as the cluster manager an application gave Vert.x sees it: its members, and the nodes with a consumer
- * of an address. Vert.x keeps its manager to itself ({@code VertxInternal#clusterManager}, the same on 5.0, 5.1 and
- * 5.2), and the manager's node listener has one slot, which Vert.x fills: reading the manager's public SPI is the way
- * left to notice a node leaving, with any manager. Any thread.
+ * The cluster's members and the nodes consuming an address, read from the cluster manager's SPI through
+ * {@code VertxInternal}, since Vert.x occupies the manager's only node listener. Any thread.
  */
 public final class ClusterView {
 
@@ -33,12 +31,12 @@ public final class ClusterView {
     return new ClusterView(internal.clusterManager());
   }
 
-  /** The members' node ids (the manager's call may block: ask on a worker). */
+  /** The members' node ids; may block, so call on a worker. */
   public List<String> members() {
     return manager.getNodes();
   }
 
-  /** The nodes with a consumer of {@code address}, as the manager has them now. */
+  /** The nodes with a consumer of {@code address}. */
   public Future<Set<String>> consumerNodes(String address) {
     Promise<List<RegistrationInfo>> registrations = Promise.promise();
     manager.getRegistrations(address, registrations);

@@ -40,7 +40,7 @@ final class EpollProbe {
       set.setAccessible(true);
       clear.setAccessible(true);
     } catch (LinkageError e) {
-        // No epoll classes, so no epoll channels.
+      // No epoll classes, so no epoll channels.
     } catch (ReflectiveOperationException | RuntimeException e) {
       set = null;
       clear = null;

@@ -84,10 +84,7 @@ public final class HeldNewcomers {
     return channel.hasAttr(INPUT_ENDED) && Boolean.TRUE.equals(channel.attr(INPUT_ENDED).get());
   }
 
-  /**
-   * Collects reads before attachment for {@link #deliverEarlyReads}, released if the socket closes first; returns the
-   * read sink.
-   */
+  /** Returns a sink keeping reads for {@link #deliverEarlyReads}, released if the socket closes first. */
   static Consumer<ByteBuf> keepEarlyReads(Channel channel) {
     List<ByteBuf> early = new ArrayList<>();
     channel.attr(EARLY_READS).set(early);
@@ -103,9 +100,7 @@ public final class HeldNewcomers {
     }
   }
 
-  /**
-   * Delivers the early reads, then the end of input if it came while held; once, before anything else is read.
-   */
+  /** Delivers the early reads, then any end of input seen while held; once, before anything else is read. */
   static void deliverEarlyReads(Channel channel, ConnectionSocket.Events events) {
     List<ByteBuf> early = channel.hasAttr(EARLY_READS) ? channel.attr(EARLY_READS).getAndSet(null) : null;
     if (early != null) {

@@ -10,17 +10,17 @@ public final class Internals {
   private Internals() {
   }
 
-  /** The Vert.x version running, as its jar says it. */
+  /** The running Vert.x version. */
   public static String vertxVersion() {
     return VertxInternal.version();
   }
 
-  /** Why the epoll interest-set workaround ({@link EpollProbe}) is off on this Netty, or null. */
+  /** Why the {@link EpollProbe} workaround is off, or null. */
   public static String whatIsOff() {
     return EpollProbe.FOUND.off();
   }
 
-  /** Whether {@code io.netty:netty-codec-haproxy}, which {@link ProxyHeader} needs, is on the class path. */
+  /** Whether netty-codec-haproxy, needed by {@link ProxyHeader}, is on the class path. */
   public static boolean proxyCodecPresent() {
     try {
       return HAProxyMessageDecoder.class != null;
@@ -29,7 +29,7 @@ public final class Internals {
     }
   }
 
-  /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */
+  /** The transport {@code vertx} runs on, such as nio or epoll. */
   public static String transportName(Vertx vertx) {
     return Sockets.transportName(vertx);
   }

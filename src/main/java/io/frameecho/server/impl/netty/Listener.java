@@ -32,10 +32,7 @@ public final class Listener {
     return parent == null ? null : new Listener(parent);
   }
 
-  /**
-   * Stops accepting; completes on {@code context} once already accepted connections have been handed to, and
-   * registered on, their event loops.
-   */
+  /** Stops accepting; completes on {@code context} once already accepted connections are registered. */
   public Future<Void> stopAccepting(Context context) {
     Promise<Void> done = Promise.promise();
     channel.eventLoop().execute(() -> {

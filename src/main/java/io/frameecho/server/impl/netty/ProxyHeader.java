@@ -41,9 +41,8 @@ public final class ProxyHeader {
   }
 
   /**
-   * Reads {@code socket}'s header: the client address it carries, or null when it carries none ({@code LOCAL} or
-   * {@code UNKNOWN}, as in balancer health checks). Fails with {@link InvalidHeader}, closing the socket, or with
-   * {@link ClosedChannelException} if the client left first.
+   * Reads {@code socket}'s header: the client address, or null for {@code LOCAL} or {@code UNKNOWN}. Fails with
+   * {@link InvalidHeader}, closing the socket, or {@link ClosedChannelException} if the client left first.
    */
   public static Future<SocketAddress> read(NetSocket socket) {
     NetSocketInternal internal = Sockets.internal(socket);

@@ -12,17 +12,15 @@ import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
- * Vert.x's internal view of a socket ({@link NetSocketInternal}, which Vert.x exports to every module as its unsupported internal API): its Netty
- * channel, and its reads as Netty's buffers. The public {@code handler(Buffer)} copies every read into a heap buffer;
- * frames are sliced out of Netty's own buffer instead. Stateless: any thread; {@link #readNettyBuffers} on the
- * socket's event loop.
+ * Access to a socket's Netty channel and its reads as Netty buffers through {@link NetSocketInternal}, since the
+ * public {@code handler(Buffer)} copies every read. Any thread; {@link #readNettyBuffers} on the event loop.
  */
 final class Sockets {
 
   private Sockets() {
   }
 
-  /** Vert.x's own view of {@code socket}, which every Vert.x 5 socket has. */
+  /** Vert.x's internal view of {@code socket}. */
   static NetSocketInternal internal(NetSocket socket) {
     return (NetSocketInternal) socket;
   }
@@ -43,7 +41,7 @@ final class Sockets {
     });
   }
 
-  /** The transport {@code vertx} runs on: nio, epoll, io_uring (or kqueue). */
+  /** The transport {@code vertx} runs on, such as nio or epoll. */
   static String transportName(Vertx vertx) {
     String name = ((VertxInternal) vertx).transport().getClass().getSimpleName().toLowerCase(Locale.ROOT);
     return name.replace("transport", "").replace("iouring", "io_uring");

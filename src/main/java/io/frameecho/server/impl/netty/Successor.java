@@ -58,13 +58,11 @@ public final class Successor {
     this.path = path;
   }
 
-  /**
-   * Connects to the successor at {@code path}; fails when none listens or it runs as a user other than {@code uid}.
-   */
+  /** Connects to the successor at {@code path}; fails when none listens or it runs as a user other than {@code uid}. */
   public static Future<Successor> connect(Context context, String path, int uid) {
     Promise<Successor> found = Promise.promise();
     Successor[] self = new Successor[1];
-      // On the server's own event loop, so the link starts nothing else.
+    // On the server's own event loop, so the link starts nothing else.
     Bootstrap bootstrap = new Bootstrap().group(((ContextInternal) context).nettyEventLoop())
       .channel(EpollDomainSocketChannel.class)
       .handler(new ChannelInboundHandlerAdapter() {
@@ -114,20 +112,14 @@ public final class Successor {
     return found.future();
   }
 
-  /**
-   * Whether {@code channel} can move: an active, fully open epoll TCP socket without TLS (its keys stay in this
-   * process) and with nothing left unsent.
-   */
+  /** Whether {@code channel} can move; a TLS socket cannot, since its keys stay in this process. */
   static boolean movable(Channel channel) {
     return channel instanceof EpollSocketChannel socket && socket.isActive() && !socket.isOutputShutdown()
       && !socket.isInputShutdown() && channel.pipeline().get(SslHandler.class) == null
       && ChannelSocket.pendingWriteBytes(channel) == 0;
   }
 
-  /**
-   * Sends {@code channel}'s descriptor, retrying while there is no room; {@code done} learns on the channel's event loop
-   * whether it went, and the caller then closes the channel.
-   */
+  /** Sends {@code channel}'s descriptor, retrying while there is no room; {@code done} learns whether it went. */
   void handOver(Channel channel, Consumer<Boolean> done) {
     if (!link.isActive() || !channel.isOpen()) {
       done.accept(false);

@@ -7,10 +7,8 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.epoll.EpollTcpInfo;
 
 /**
- * Two fields of the kernel's TCP_INFO of an epoll socket, through Netty's public {@link EpollSocketChannel#tcpInfo()}:
- * its {@code state} (a reset, a client that closed its side, whether or not the server has read that yet) and its
- * {@code last_data_sent} (whether the kernel still sends a client data). Other channels have neither: -1. The epoll
- * classes are an optional dependency; without them no channel is an epoll one. On the channel's event loop.
+ * The {@code state} and {@code last_data_sent} fields of an epoll socket's TCP_INFO
+ * ({@link EpollSocketChannel#tcpInfo()}); -1 for other channels or when epoll is absent. On the channel's event loop.
  */
 final class TcpInfo {
 
@@ -18,7 +16,6 @@ final class TcpInfo {
   static final int TCP_CLOSE = 7;
   static final int TCP_CLOSE_WAIT = 8;
 
-  /** Whether Netty's epoll classes are on the class path. */
   private static final boolean EPOLL_CLASSES = epollClasses();
 
   private TcpInfo() {
@@ -44,7 +41,7 @@ final class TcpInfo {
     return info == null ? -1 : info.lastDataSent();
   }
 
-  /** The TCP_INFO of an open epoll socket (a closed one's descriptor may be another socket's now), or null. */
+  /** An open epoll socket's TCP_INFO, or null; a closed one's descriptor may have been reused. */
   private static EpollTcpInfo read(Channel channel) {
     if (!EPOLL_CLASSES || !(channel instanceof EpollSocketChannel epoll) || !channel.isOpen()) {
       return null;

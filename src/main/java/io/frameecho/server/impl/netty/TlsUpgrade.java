@@ -26,17 +26,15 @@ public final class TlsUpgrade {
 
   /** Vert.x's pipeline name for its TLS (or SNI) handler. */
   static final String TLS_HANDLER = "ssl";
-  /** Pipeline name of the handler that holds reading until the TLS handler is placed. */
+  /** Pipeline name of the handler holding reads until the TLS handler is placed. */
   static final String GATE = "frame-echo-tls-gate";
 
   private TlsUpgrade() {
   }
 
   /**
-   * Upgrades a plain accepted socket to TLS with {@code options}; decrypted bytes read before the socket is attached
-   * are kept for the connection ({@link HeldNewcomers}), and a failed upgrade closes the socket. Call on the socket's
-   * context. If Vert.x cannot create its TLS handler (for example, an unknown cipher suite), its own future never
-   * completes; here the upgrade fails instead of leaving the client waiting.
+   * Upgrades an accepted socket to TLS, keeping early decrypted reads ({@link HeldNewcomers}); a failure closes it.
+   * Fails rather than hangs when Vert.x cannot create its TLS handler, whose own future then never completes.
    */
   public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
     NetSocketInternal internal = Sockets.internal(socket);

@@ -7,13 +7,13 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Properties;
 
-/** The versions a build-info meter and {@code --version} report: frame-echo's (written by the build) and Vert.x's. */
+/** The frame-echo and Vert.x versions reported by the build-info meter and {@code --version}. */
 public final class BuildInfo {
 
   private BuildInfo() {
   }
 
-  /** frame-echo's version, as the build wrote it into {@code io/frameecho/version.properties}. */
+  /** frame-echo's version from {@code io/frameecho/version.properties}. */
   public static String frameEchoVersion() {
     try (InputStream in = BuildInfo.class.getResourceAsStream("/io/frameecho/version.properties")) {
       if (in != null) {

@@ -21,7 +21,7 @@ final class MeterRegistries {
   private static final String VERTX_REGISTRIES = "io.vertx.micrometer.backends.BackendRegistries";
 
   private final String transport;
-  /** frame-echo's own Prometheus registry, created when no other is available. */
+  /** Created when no other registry is available. */
   private MeterRegistry own;
   private final Map<MeterRegistry, Map<String, MicrometerFrameEchoMetrics>> servers = new IdentityHashMap<>();
 
@@ -30,10 +30,10 @@ final class MeterRegistries {
   }
 
   /**
-   * The meters tagged {@code server} in the registry named {@code registryName} (empty: the default).
+   * The meters tagged {@code server} in the registry named {@code registryName}, or the default when empty.
    *
    * @throws IllegalArgumentException no registry has that name
-   * @throws IllegalStateException no name, no default registry, and no Prometheus registry on the class path
+   * @throws IllegalStateException no registry is available and Prometheus is not on the class path
    */
   synchronized MicrometerFrameEchoMetrics serverMeters(String registryName, String server) {
     MeterRegistry registry = registry(registryName);

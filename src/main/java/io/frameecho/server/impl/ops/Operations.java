@@ -41,10 +41,7 @@ public final class Operations implements Shareable {
     return (Operations) vertx.sharedData().getLocalMap(SHARED_KEY).computeIfAbsent(SHARED_KEY, k -> new Operations(transport));
   }
 
-  /**
-   * Opens the metrics and health endpoint on {@code context} rather than a server's event loop, so probes do not queue
-   * behind frame traffic; call before deploying.
-   */
+  /** Opens the endpoint on {@code context}, so probes do not queue behind frame traffic; call before deploying. */
   public static void openEndpointOn(Vertx vertx, Context context) {
     vertx.sharedData().getLocalMap(SHARED_KEY).put(ENDPOINT_CONTEXT_KEY, new EndpointContext(context));
   }
@@ -59,8 +56,7 @@ public final class Operations implements Shareable {
   }
 
   /**
-   * The meters for a server's connections: built-in meters tagged {@code server} in the registry {@code options}
-   * names when enabled, else none.
+   * Built-in meters tagged {@code server} in the registry {@code options} names, or none when metrics are off.
    *
    * @throws IllegalArgumentException {@code metrics.registryName} names no registry
    * @throws IllegalStateException metrics are enabled but Micrometer is not on the class path
@@ -140,9 +136,7 @@ public final class Operations implements Shareable {
     return shared(vertx, Internals.transportName(vertx)).ready();
   }
 
-  /**
-   * Whether a new client would be served: some server listens, none drains, and one has room for a newcomer.
-   */
+  /** Whether a new client would be served: some server listens, none drains, and one has room for a newcomer. */
   public Future<Boolean> ready() {
     if (listening.get() <= 0 || draining.get() != 0) {
       return Future.succeededFuture(false);

@@ -10,10 +10,7 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerOptions;
 
-/**
- * The HTTP endpoint on the metrics port: {@code /metrics} (Prometheus text), {@code /health/live} (the
- * process answers) and {@code /health/ready} (503 from the moment shutdown starts draining).
- */
+/** The HTTP endpoint for {@code /metrics}, {@code /health/live} and {@code /health/ready} (503 once draining). */
 public final class OperationsEndpoint {
 
   private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
@@ -21,10 +18,7 @@ public final class OperationsEndpoint {
   private OperationsEndpoint() {
   }
 
-  /**
-   * Listens on the metrics address; with {@code reusePort} (the frame server's, on a native transport) it joins that
-   * port's reuseport group too, so that a new process replacing this one on the same ports can bind it.
-   */
+  /** Listens on the metrics address, with {@code reusePort} so a replacing process can bind the same port. */
   public static Future<HttpServer> start(Vertx vertx, MetricsOptions options, boolean reusePort, Operations operations) {
     return vertx.createHttpServer(new HttpServerOptions().setHost(options.getHost()).setPort(options.getPort()).setReusePort(reusePort))
       .requestHandler(request -> handle(request, operations))
@@ -63,9 +57,9 @@ public final class OperationsEndpoint {
   }
 
   /**
-   * Opens the endpoint on the event loop the application set aside for it ({@link Operations#openEndpointOn}), or else
-   * on {@code context}; its port comes back on {@code context}: what the caller does next (listening, above all) must
-   * run there, or its NetServer belongs to no deployment and Vert.x closes it at once on SIGTERM, drain or not.
+   * Opens the endpoint on the {@link Operations#openEndpointOn} context, or else on {@code context}. The port is
+   * returned on {@code context}, because a NetServer the caller listens with elsewhere belongs to no deployment and
+   * Vert.x closes it at once on SIGTERM.
    */
   public static Future<Integer> open(Vertx vertx, Context context, MetricsOptions options, boolean reusePort,
                                      Operations operations) {

@@ -5,10 +5,7 @@ import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 
-/**
- * frame-echo's own Prometheus registry, for when the application has none, and the Prometheus registry behind an
- * application's. A class of its own so that Micrometer's Prometheus module (optional) is loaded only when used.
- */
+/** Prometheus registry access, in a class of its own so the optional Prometheus module loads only when used. */
 final class PrometheusRegistry {
 
   static final String CLASS_NAME = "io.micrometer.prometheusmetrics.PrometheusMeterRegistry";
@@ -20,10 +17,7 @@ final class PrometheusRegistry {
     return new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   }
 
-  /**
-   * The Prometheus registry that holds what is registered in {@code registry}: itself, or one a composite forwards
-   * its meters to (Micrometer adds a composite's meters to each of its registries); null when there is none.
-   */
+  /** {@code registry} if it is a Prometheus registry, else the first one inside a composite, or null. */
   static MeterRegistry find(MeterRegistry registry) {
     if (registry instanceof PrometheusMeterRegistry) {
       return registry;
@@ -39,7 +33,7 @@ final class PrometheusRegistry {
     return null;
   }
 
-  /** The text exposition of {@code registry}, one {@link #find} returned. */
+  /** The text exposition of a registry {@link #find} returned. */
   static String scrape(MeterRegistry prometheus) {
     return ((PrometheusMeterRegistry) prometheus).scrape();
   }

@@ -1,7 +1,5 @@
 /**
- * What operators see, and optional: frame-echo's Micrometer meters, readiness, and the HTTP endpoint for
- * {@code /metrics} and {@code /health}. <b>Rule:</b> the only package that touches Micrometer (an optional
- * dependency, loaded only when a server turns metrics on); nothing else may need it. Readiness and the registries
- * are shared by every server of one Vert.x instance, meters are made per server: their state is thread-safe.
+ * Micrometer meters, readiness and the {@code /metrics} and {@code /health} endpoint. The only package that touches
+ * Micrometer, an optional dependency loaded only when metrics are enabled. Shared state here is thread-safe.
  */
 package io.frameecho.server.impl.ops;

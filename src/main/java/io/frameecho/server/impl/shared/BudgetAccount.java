@@ -3,9 +3,8 @@ package io.frameecho.server.impl.shared;
 import java.util.concurrent.Executor;
 
 /**
- * One connection's account with the deployment's {@link BufferBudget}: counts what it reads, holds and releases, and
- * after each read takes the parser's own figures ({@link #settle}) rather than keeping a copy. On the connection's
- * event loop; the budget's decisions come back through {@code loop}.
+ * One connection's account with the deployment's {@link BufferBudget}, updated from the parser's own figures after
+ * each read ({@link #settle}) rather than a copy. On the connection's event loop.
  */
 public final class BudgetAccount {
 
@@ -13,8 +12,6 @@ public final class BudgetAccount {
   public static final int SMALL_READ = 4096;
   /** Bytes an admitted frame must read per grace period while others wait, or be evicted. */
   public static final long MIN_PROGRESS = 64 * 1024;
-
-  /** Budget decisions for the connection, delivered on its event loop. */
 
   /** What the budget tells its connection, on the connection's event loop. */
   public interface Owner {
@@ -162,10 +159,7 @@ public final class BudgetAccount {
     }
   }
 
-  /**
-   * The most the next read may take: an admitted frame reads to its end, otherwise small reads while anyone waits or
-   * the budget is over. Never below a small read, because over TLS reads are whole records.
-   */
+  /** The most the next read may take; never below a small read, because TLS reads whole records. */
   public int readCap(int smallRead) {
     return switch (admission) {
       case FRAME -> (int) Math.min(Integer.MAX_VALUE, Math.max(promised, smallRead));
@@ -206,7 +200,7 @@ public final class BudgetAccount {
     budget.release(bufferedNow);
   }
 
-  /** The connection closed: releases everything and leaves the budget. */
+  /** Releases everything and leaves the budget. */
   public void close(long bufferedNow) {
     closing(bufferedNow);
     if (watched) {
@@ -235,8 +229,8 @@ public final class BudgetAccount {
   }
 
   /**
-   * Under the budget's lock while it is over and others wait: evicts a stalled admitted frame, returning the bytes that
-   * frees, and at most once per grace asks a server-paused connection whether its client reads.
+   * Under the budget's lock while over: evicts a stalled admitted frame, returning the bytes freed, and at most once
+   * per grace asks a server-paused connection to check its client.
    */
   long look(long nowNanos, long graceNanos) {
     if (frameStalled(nowNanos, graceNanos)) {

@@ -36,7 +36,7 @@ public final class BufferBudget {
   private boolean oldestsTurn;
   private boolean checking;
 
-  /** A budget that reads time and schedules its check through {@code ticker}. */
+  /** A budget whose stall check runs on {@code ticker}. */
   public BufferBudget(long limit, long graceMs, Ticker ticker) {
     this.limit = limit;
     this.graceNanos = graceMs * 1_000_000;
@@ -102,10 +102,7 @@ public final class BufferBudget {
     accounts.remove(account);
   }
 
-  /**
-   * Asks to admit {@code account}, holding {@code held}, for {@code need} more bytes (0: one small read). Returns true
-   * when admitted now; otherwise it queues and is told later.
-   */
+  /** Admits {@code account} for {@code need} more bytes (0: one small read), or queues it and returns false. */
   boolean admit(BudgetAccount account, long need, long held) {
     synchronized (this) {
       if (queue.isEmpty() && !over()) {

@@ -39,14 +39,11 @@ public final class ConnectionLimits implements Shareable {
   private int servers;
   /** Connection endings at shutdown, summed over the instances. */
   private final long[] endings = new long[5];
-  /**
-   * Source of negative ports, which Vert.x treats as one shared random port each; far below -1, which applications use.
-   */
+  /** Negative ports, each a shared random port to Vert.x; far below the -1 applications use. */
   private static final AtomicInteger RANDOM_PORTS = new AtomicInteger(-(1 << 24));
   /** This deployment's shared random ports; 0 for a server of its own. */
   private final int sharedRandomPort;
   private final int sharedEntryPort;
-
   /** Null for a server of its own. */
   private final String deployment;
 
@@ -79,10 +76,7 @@ public final class ConnectionLimits implements Shareable {
       new BufferBudget(maxBufferedBytes, budgetGraceMs, ticker), ticker);
   }
 
-  /**
-   * The current deployment's limits (created by its first instance), or new ones for a server outside a deployment.
-   * Every call is matched by one {@link #detach}.
-   */
+  /** The current deployment's limits, or new ones outside a deployment; each call is matched by one {@link #detach}. */
   public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes,
                                        int maxFrameSize, long budgetGraceMs) {
     String deployment = vertx.getOrCreateContext().deploymentID();
@@ -107,7 +101,7 @@ public final class ConnectionLimits implements Shareable {
 
   /**
    * As {@link #detach(Vertx)}, adding this server's connection endings {@code counts}; returns the deployment's totals
-   * when this was the last server, else null. The count is changed only in the map's compute, so "last" is decided once.
+   * when this was the last server, else null. The count changes only in the map's compute, so "last" is decided once.
    */
   public long[] detach(Vertx vertx, int[] counts) {
     logSummary.flush();
@@ -184,10 +178,7 @@ public final class ConnectionLimits implements Shareable {
     return null;
   }
 
-  /**
-   * Gives an evicted connection's slot to a newcomer from {@code ip}, unless its address is over its limit. The
-   * newcomer's slot is matched by one {@link #release}.
-   */
+  /** Gives an evicted connection's slot to a newcomer from {@code ip}, unless its address is over its limit. */
   public Rejection takeOver(String ip) {
     return acquireForAddress(ip) ? null : reject(Rejection.MAX_CONNECTIONS_PER_IP, ip);
   }

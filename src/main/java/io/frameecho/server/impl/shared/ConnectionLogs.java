@@ -5,13 +5,12 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.event.Level;
 
 /**
- * The causes a connection logs when it closes, each rate-limited by the deployment's {@link LogSummary}: the
- * first lines in full, then one summary line per cause a second. A connection writes its full line only when
- * {@link LogSummary.Cause#logNow} says so.
+ * The rate-limited causes a connection logs when it closes; it writes a full line only when
+ * {@link LogSummary.Cause#logNow} allows.
  */
 public final class ConnectionLogs {
 
-  /** The connections' logger name operators configure, kept from before the packages were split by threading rule. */
+  /** The connections' logger name, kept because operators configure it. */
   public static final String LOGGER = "io.frameecho.server.impl.Connection";
 
   public final LogSummary.Cause protocolError;
@@ -20,6 +19,7 @@ public final class ConnectionLogs {
   public final LogSummary.Cause writeStall;
   public final LogSummary.Cause budgetEvicted;
 
+  /** Registers each cause with the deployment's {@code summary}. */
   public ConnectionLogs(LogSummary summary) {
     Logger log = LoggerFactory.getLogger(LOGGER);
     protocolError = summary.cause(log, Level.WARN, "{} more protocol error(s) in the last {} ms (a frame length over "

@@ -1,6 +1,6 @@
 package io.frameecho.server.impl.shared;
 
-/** Levenshtein's distance between two names, for "did you mean" in the command line's and the configuration's errors. */
+/** Levenshtein distance, for "did you mean" suggestions in command-line and configuration errors. */
 public final class EditDistance {
 
   private EditDistance() {

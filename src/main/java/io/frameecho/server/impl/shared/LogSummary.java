@@ -32,9 +32,7 @@ public final class LogSummary {
     this.intervalMs = intervalMs;
   }
 
-  /**
-   * Adds a cause whose {@code summary} has three placeholders: the count, the milliseconds covered, the latest sample.
-   */
+  /** Adds a cause whose {@code summary} has placeholders for the count, the milliseconds covered and the sample. */
   public synchronized Cause cause(Logger log, Level level, String summary) {
     Cause cause = new Cause(log, level, summary);
     causes.add(cause);
@@ -56,13 +54,13 @@ public final class LogSummary {
     private final Logger log;
     private final Level level;
     private final String summary;
-  /** Full lines since the last quiet interval. */
+    /** Full lines since the last quiet interval. */
     private int writtenAtOnce;
-  /** Counted since the last summary, and the latest sample. */
+    /** Counted since the last summary, and the latest sample. */
     private long pending;
     private Object latest;
     private long windowStartNanos;
-  /** The running timer, or -1 when quiet. */
+    /** The running timer, or -1 when quiet. */
     private long timer = -1;
     private long occurrences;
     private long lines;
@@ -73,10 +71,7 @@ public final class LogSummary {
       this.summary = summary;
     }
 
-    /**
-     * Records an occurrence from {@code sample}: true when the caller should log it in full now, false when it is only
-     * counted.
-     */
+    /** Records an occurrence from {@code sample}; true when the caller should log it in full now. */
     public boolean logNow(Object sample) {
       synchronized (this) {
         occurrences++;

@@ -7,10 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/**
- * Address ranges in CIDR notation ({@code 10.0.0.0/8}, {@code 2001:db8::/32}, or one address), as
- * {@code proxyTrustedPeers} lists them, comma-separated. Only address literals: no name is looked up. Immutable.
- */
+/** Comma-separated CIDR ranges or addresses, as in {@code proxyTrustedPeers}; literals only, never a name lookup. */
 public final class PeerRanges {
 
   private record Range(byte[] network, int prefix) {
@@ -23,6 +20,8 @@ public final class PeerRanges {
   }
 
   /**
+   * Parses a comma-separated list.
+   *
    * @throws IllegalArgumentException naming the entry that is not an address literal with an optional prefix length
    */
   public static PeerRanges parse(String list) {
@@ -57,12 +56,12 @@ public final class PeerRanges {
     return new PeerRanges(List.copyOf(ranges));
   }
 
-  /** {@code text} as a JSON string literal, as configuration errors quote a value: the error stays one line. */
+  /** Quotes {@code text} as JSON so the error stays one line. */
   private static String quote(String text) {
     return io.vertx.core.json.Json.encode(text);
   }
 
-  /** The bytes of an IPv4 or IPv6 literal, or null: nothing that would need a name lookup is accepted. */
+  /** The bytes of an IPv4 or IPv6 literal, or null for anything that would need a lookup. */
   private static byte[] literal(String address) {
     String a = address.toLowerCase(Locale.ROOT);
     boolean v4 = a.matches("\\d{1,3}(\\.\\d{1,3}){3}");
@@ -78,7 +77,7 @@ public final class PeerRanges {
     }
   }
 
-  /** No range: every peer. */
+  /** Whether the list is empty. */
   public boolean isEmpty() {
     return ranges.isEmpty();
   }

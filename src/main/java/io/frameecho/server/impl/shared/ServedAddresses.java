@@ -4,19 +4,16 @@ import io.vertx.core.Vertx;
 import io.vertx.core.shareddata.Shareable;
 
 /**
- * The addresses ({@code host:port}, or a unix socket path) the frame-echo servers of one Vert.x instance serve, each
- * with the deployment that serves it. Vert.x hands one listener's connections to every server that listens on the same
- * address in turn, so a second deployment there would answer on the same port with other handlers and other limits:
- * only the instances of the deployment that claimed an address may share it. Port 0 (a port of its own) is never
- * claimed.
+ * The addresses served in one Vert.x instance and the deployment owning each. Vert.x round-robins a shared listener's
+ * connections across all servers on that address, so only one deployment's instances may share an address.
  */
 public final class ServedAddresses implements Shareable {
 
   private static final String SHARED_MAP = "frame-echo.served-addresses";
 
-  /** The deployment id, or an object of the one server outside any deployment. */
+  /** The deployment id, or a standalone server's own object. */
   private final Object owner;
-  /** Servers holding this claim; changed inside the local map's {@code compute}, which serialises it. */
+  /** Guarded by the shared map's compute. */
   private int servers;
 
   private ServedAddresses(Object owner) {
@@ -24,8 +21,7 @@ public final class ServedAddresses implements Shareable {
   }
 
   /**
-   * Claims {@code address} for {@code owner} (a deployment id, or an object of a server's own); every successful claim
-   * is matched by one {@link #release}.
+   * Claims {@code address} for {@code owner}; each successful claim is matched by one {@link #release}.
    *
    * @return null when claimed, else the owner already serving it
    */
@@ -43,7 +39,7 @@ public final class ServedAddresses implements Shareable {
     return other[0];
   }
 
-  /** A server that claimed {@code address} is done with it. */
+  /** Releases one claim on {@code address}. */
   public static void release(Vertx vertx, String address) {
     vertx.sharedData().<String, ServedAddresses>getLocalMap(SHARED_MAP)
       .computeIfPresent(address, (k, claim) -> --claim.servers == 0 ? null : claim);

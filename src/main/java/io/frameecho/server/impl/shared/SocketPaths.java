@@ -7,18 +7,16 @@ import io.vertx.core.shareddata.Shareable;
 import java.util.function.Supplier;
 
 /**
- * The unix socket paths the frame-echo servers of one Vert.x instance listen on, each with how many servers share it
- * (the instances of a deployment share one listener, as Vert.x shares it). The first server to claim a path runs the
- * check of what is already there; the others wait for the same check instead of mistaking their own deployment's
- * listener for another process.
+ * The unix socket paths listened on in one Vert.x instance. Only the first claimer checks what is already at a path,
+ * so a deployment's other instances do not mistake their own shared listener for another process.
  */
 public final class SocketPaths implements Shareable {
 
   private static final String SHARED_MAP = "frame-echo.unix-sockets";
 
-  /** The first claimer's check: the path is free to bind, or why not. */
+  /** The first claimer's check that the path is free to bind. */
   private final Future<Void> cleared;
-  /** Servers holding this claim; changed inside the local map's {@code compute}, which serialises it. */
+  /** Guarded by the shared map's compute. */
   private int servers;
 
   private SocketPaths(Future<Void> cleared) {
@@ -26,8 +24,8 @@ public final class SocketPaths implements Shareable {
   }
 
   /**
-   * Claims {@code path} for a server about to listen on it: {@code check} (run by the first claimer only) or the
-   * first claimer's. Every claim is matched by one {@link #release}, whether or not the server listened.
+   * Claims {@code path}, running {@code check} only for the first claimer; each claim is matched by one
+   * {@link #release}, whether or not the server listened.
    */
   public static Future<Void> claim(Vertx vertx, String path, Supplier<Future<Void>> check) {
     return vertx.sharedData().<String, SocketPaths>getLocalMap(SHARED_MAP).compute(path, (k, claim) -> {
@@ -37,7 +35,7 @@ public final class SocketPaths implements Shareable {
     }).cleared;
   }
 
-  /** A server that claimed {@code path} is done with it; the last one lets the next server check afresh. */
+  /** Releases one claim; after the last, the next claimer checks afresh. */
   public static void release(Vertx vertx, String path) {
     vertx.sharedData().<String, SocketPaths>getLocalMap(SHARED_MAP)
       .computeIfPresent(path, (k, claim) -> --claim.servers == 0 ? null : claim);

@@ -2,11 +2,7 @@ package io.frameecho.server.impl.shared;
 
 import io.vertx.core.Vertx;
 
-/**
- * Where the connection's clocks and the budget's check read the time and set their timers: Vert.x's timers
- * in production ({@link #of(Vertx)}), a virtual clock that a test advances in its unit tests (as Netty's
- * {@code Ticker} serves {@code IdleStateHandler}).
- */
+/** The clock and timers for connections and the budget: Vert.x's in production, a virtual one in unit tests. */
 public interface Ticker {
 
   /** A monotonic time in nanoseconds, as {@link System#nanoTime()}. */
@@ -15,7 +11,7 @@ public interface Ticker {
   /** Runs {@code task} once after {@code delayMs}, on the caller's context; returns an id for {@link #cancel}. */
   long schedule(long delayMs, Runnable task);
 
-  /** Cancels a task not yet run; nothing when it has run or was cancelled. */
+  /** Cancels a task not yet run. */
   void cancel(long id);
 
   /** The system clock and Vert.x's timers. */

@@ -60,17 +60,25 @@ class KeepAliveTest {
       }
       echoed(later);
       clients.addAll(later);
-      List<String[]> served = new ArrayList<>();
+      // The tables are the whole machine's, and are read in pieces while they change: count only the server's end of
+      // each of these clients' connections (local port the server's, remote port the client's), re-reading if one is missing.
+      java.util.Map<String, String[]> byClient = new java.util.HashMap<>();
+      for (Socket client : clients) {
+        byClient.put(String.format(":%04X", client.getLocalPort()), null);
+      }
       String local = String.format(":%04X", port);
-      for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-        for (String line : Files.readAllLines(Path.of(table))) {
-          String[] f = line.trim().split("\\s+");
-          // An established socket of the server: its local port is the server's.
-          if (f[1].endsWith(local) && f[3].equals("01")) {
-            served.add(f);
+      for (int read = 0; read < 5 && byClient.containsValue(null); read++) {
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+          for (String line : Files.readAllLines(Path.of(table))) {
+            String[] f = line.trim().split("\\s+");
+            // An established socket of the server (its local port is the server's) to one of these clients.
+            if (f[1].endsWith(local) && f[3].equals("01") && byClient.containsKey(f[2].substring(f[2].lastIndexOf(':')))) {
+              byClient.put(f[2].substring(f[2].lastIndexOf(':')), f);
+            }
           }
         }
       }
+      List<String[]> served = byClient.values().stream().filter(java.util.Objects::nonNull).toList();
       assertEquals(clients.size(), served.size(), "the server's end of each connection");
       for (String[] f : served) {
         String[] timer = f[5].split(":");

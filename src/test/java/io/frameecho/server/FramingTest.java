@@ -117,6 +117,34 @@ class FramingTest {
   }
 
   @Test
+  void anAnswerCarriesItsRequestsBytesBeforeTheLengthFieldAsTheEchoDoes(Vertx vertx, VertxTestContext ctx) {
+    // A type byte, then a 2-byte big-endian length of the body; the handler sees and answers bodies only.
+    JsonObject config = new JsonObject().put("framing", new JsonObject().put("lengthFieldOffset", 1).put("lengthFieldLength", 2)
+      .put("byteOrder", "BIG_ENDIAN"));
+    NetClient client = vertx.createNetClient();
+    server(vertx, config, request -> Future.succeededFuture(Buffer.buffer(new StringBuilder(request.toString()).reverse().toString())),
+      FrameEchoMetrics.NONE)
+      .compose(server -> client.connect(server.actualPort(), "127.0.0.1"))
+      .compose(socket -> {
+        Promise<Buffer> answers = Promise.promise();
+        Buffer received = Buffer.buffer();
+        socket.handler(bytes -> {
+          received.appendBuffer(bytes);
+          if (received.length() == 12) {
+            answers.tryComplete(received);
+          }
+        });
+        socket.write(Buffer.buffer(new byte[] {7, 0, 3}).appendString("abc").appendBytes(new byte[] {9, 0, 3}).appendString("xyz"));
+        return answers.future();
+      })
+      .eventually(client::close)
+      .onComplete(ctx.succeeding(answers -> ctx.verify(() -> {
+        assertEquals(Buffer.buffer(new byte[] {7, 0, 3}).appendString("cba").appendBytes(new byte[] {9, 0, 3}).appendString("zyx"), answers);
+        ctx.completeNow();
+      })));
+  }
+
+  @Test
   void aLengthShorterThanTheHeaderItCountsIsAProtocolErrorAfterTheEarlierAnswers(Vertx vertx, VertxTestContext ctx) {
     RecordingMetrics metrics = new RecordingMetrics();
     List<Buffer> answers = new ArrayList<>();

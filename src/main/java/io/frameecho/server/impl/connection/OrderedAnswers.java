@@ -37,13 +37,15 @@ final class OrderedAnswers implements Responses {
     final Future<Buffer> answer;
     final int heldBytes;
     final long receivedNanos;
+    final Buffer prefix;
     /** Its bytes left the budget. */
     boolean settled;
 
-    Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+    Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos, Buffer prefix) {
       this.answer = answer;
       this.heldBytes = heldBytes;
       this.receivedNanos = receivedNanos;
+      this.prefix = prefix;
     }
   }
 
@@ -76,6 +78,7 @@ final class OrderedAnswers implements Responses {
 
   @Override
   public boolean request(ByteBuf frame, int heldBytes, long receivedNanos) {
+    Buffer prefix = prefix(frame);
     Buffer payload = form.message(frame);
     Future<Buffer> answer;
     try {
@@ -87,9 +90,9 @@ final class OrderedAnswers implements Responses {
       answer = Future.failedFuture(new NullPointerException("the request handler returned null instead of a future"));
     }
     if (awaited.isEmpty() && answer.isComplete()) {
-      return write(answer, heldBytes, receivedNanos);
+      return write(answer, heldBytes, receivedNanos, prefix);
     }
-    Awaited entry = new Awaited(answer, heldBytes, receivedNanos);
+    Awaited entry = new Awaited(answer, heldBytes, receivedNanos, prefix);
     awaited.add(entry);
     answer.onComplete(ar -> answered(entry));
     return full();
@@ -113,7 +116,7 @@ final class OrderedAnswers implements Responses {
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
       head.settled = true;
-      if (gather(head.answer, head.heldBytes, head.receivedNanos)) {
+      if (gather(head.answer, head.heldBytes, head.receivedNanos, head.prefix)) {
         break;
       }
     }
@@ -129,15 +132,29 @@ final class OrderedAnswers implements Responses {
   }
 
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
-  private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos) {
-    return !gather(answer, heldBytes, receivedNanos) && writer.writeGathered();
+  private boolean write(Future<Buffer> answer, int heldBytes, long receivedNanos, Buffer prefix) {
+    return !gather(answer, heldBytes, receivedNanos, prefix) && writer.writeGathered();
+  }
+
+  /**
+   * The request's bytes before a length field at an offset, which its answer carries back as the echo does; null when
+   * the handler sees the whole frame (it writes them itself) or there are none.
+   */
+  private Buffer prefix(ByteBuf frame) {
+    int offset = form.lengthFieldOffset();
+    if (offset == 0 || !form.stripHeader()) {
+      return null;
+    }
+    byte[] bytes = new byte[offset];
+    frame.getBytes(frame.readerIndex(), bytes);
+    return Buffer.buffer(bytes);
   }
 
   /** Gathers one answer, or on a failed answer writes those gathered and fails the connection (then true). */
-  private boolean gather(Future<Buffer> answer, int heldBytes, long receivedNanos) {
+  private boolean gather(Future<Buffer> answer, int heldBytes, long receivedNanos, Buffer prefix) {
     Buffer response = answer.succeeded() ? answer.result() : null;
     if (response != null && form.fits(response.length())) {
-      writer.gatherFrame(response, heldBytes);
+      writer.gatherFrame(response, heldBytes, prefix);
       metrics.responseQueued(receivedNanos);
       return false;
     }

@@ -69,16 +69,17 @@ final class ResponseWriter {
 
   /**
    * Frames {@code payload}, which takes its request's {@code requestBytes} in the budget in one step: released first,
-   * the request would show room the response then takes; held first, both would count at once.
+   * the request would show room the response then takes; held first, both would count at once. {@code prefix}, when
+   * not null, is the header's bytes before its length field.
    */
-  private boolean writeFrame(Buffer payload, int requestBytes) {
+  private boolean writeFrame(Buffer payload, int requestBytes, Buffer prefix) {
     int length = payload.length();
     Buffer body = payload;
     if (ownForm) {
       socket.write(Frames.header(length));
     } else {
       // A kept header alone is written with the budget's callback.
-      Buffer header = form.header(payload);
+      Buffer header = header(payload, prefix);
       body = form.body(payload);
       if (body.length() == 0) {
         body = header;
@@ -98,11 +99,11 @@ final class ResponseWriter {
   }
 
   /** Like {@link #writeFrame}, but frames up to {@value #GATHER_MAX} bytes are copied into one buffer until {@link #writeGathered}. */
-  void gatherFrame(Buffer payload, int requestBytes) {
+  void gatherFrame(Buffer payload, int requestBytes, Buffer prefix) {
     int length = payload.length();
     if (length > GATHER_MAX) {
       writeGathered();
-      writeFrame(payload, requestBytes);
+      writeFrame(payload, requestBytes, prefix);
       return;
     }
     if (gathered == null) {
@@ -111,10 +112,15 @@ final class ResponseWriter {
     if (ownForm) {
       gathered.appendIntLE(length).appendBuffer(payload);
     } else {
-      gathered.appendBuffer(form.header(payload)).appendBuffer(form.body(payload));
+      gathered.appendBuffer(header(payload, prefix)).appendBuffer(form.body(payload));
     }
     budget.exchange(requestBytes, length);
     gatheredBytes += length;
+  }
+
+  private Buffer header(Buffer payload, Buffer prefix) {
+    Buffer header = form.header(payload);
+    return prefix == null ? header : header.setBuffer(0, prefix);
   }
 
   /** Writes the gathered frames, if any; true as {@link #write}. */

@@ -247,12 +247,15 @@ final class SimClient {
     framesMadeBytes += frame.length;
     socket.clientFrameEnds(framesMadeBytes);
     if (config.application()) {
-      // The payload reversed, framed by the server: its own header, with zeros before a length field at an offset.
+      // The payload reversed, framed by the server: the request's bytes before a length field at an offset, then its
+      // own length field.
       byte[] reversed = new byte[payload];
       for (int i = 0; i < payload; i++) {
         reversed[i] = frame[headerSize + payload - 1 - i];
       }
-      expected.append(form.frame(io.vertx.core.buffer.Buffer.buffer(reversed)).getBytes());
+      byte[] answer = form.frame(io.vertx.core.buffer.Buffer.buffer(reversed)).getBytes();
+      System.arraycopy(frame, 0, answer, 0, form.lengthFieldOffset());
+      expected.append(answer);
     } else {
       expected.append(frame);
     }

@@ -38,8 +38,6 @@ final class OrderedAnswers implements Responses {
     final int heldBytes;
     final long receivedNanos;
     final Buffer prefix;
-    /** Its bytes left the budget. */
-    boolean settled;
 
     Awaited(Future<Buffer> answer, int heldBytes, long receivedNanos, Buffer prefix) {
       this.answer = answer;
@@ -98,24 +96,26 @@ final class OrderedAnswers implements Responses {
     return full();
   }
 
+  /** On the thread that completed the answer: everything else happens on the loop, in one task for those completed meanwhile. */
   private void answered(Awaited completed) {
-    if (dropped) {
-      settle(completed);
-    } else if (writeQueued.compareAndSet(false, true)) {
+    if (writeQueued.compareAndSet(false, true)) {
       loop.execute(this::writeAnswered);
     }
   }
 
-  /** Writes the completed answers at the head of the queue, stopping at the first pending one. */
+  /**
+   * Writes the completed answers at the head of the queue, stopping at the first pending one; once dropped, releases
+   * the bytes of every completed one.
+   */
   private void writeAnswered() {
     writeQueued.set(false);
     if (dropped) {
+      releaseCompleted();
       return;
     }
     Awaited head;
     while ((head = awaited.peek()) != null && head.answer.isComplete()) {
       awaited.poll();
-      head.settled = true;
       if (gather(head.answer, head.heldBytes, head.receivedNanos, head.prefix)) {
         break;
       }
@@ -124,11 +124,15 @@ final class OrderedAnswers implements Responses {
     listener.answered();
   }
 
-  private void settle(Awaited entry) {
-    if (!entry.settled) {
-      entry.settled = true;
-      budget.release(entry.heldBytes);
-    }
+  /** Each entry leaves the queue once: written, or here, so its bytes are released once. */
+  private void releaseCompleted() {
+    awaited.removeIf(entry -> {
+      if (entry.answer.isComplete()) {
+        budget.release(entry.heldBytes);
+        return true;
+      }
+      return false;
+    });
   }
 
   /** Writes one answer, or fails the connection with it; true when the write filled the queue. */
@@ -176,12 +180,12 @@ final class OrderedAnswers implements Responses {
 
   @Override
   public boolean awaiting() {
-    return !awaited.isEmpty();
+    return !dropped && !awaited.isEmpty();
   }
 
   @Override
   public boolean full() {
-    return awaited.size() >= maxInFlight;
+    return !dropped && awaited.size() >= maxInFlight;
   }
 
   @Override
@@ -190,15 +194,10 @@ final class OrderedAnswers implements Responses {
 
   @Override
   public boolean drop() {
+    boolean lost = awaiting();
     dropped = true;
-    boolean lost = !awaited.isEmpty();
-    Awaited next;
-    while ((next = awaited.poll()) != null) {
-      if (next.answer.isComplete()) {
-        settle(next);
-      }
-      // else: released when it completes.
-    }
+    // The rest stay queued until they complete (writeAnswered).
+    releaseCompleted();
     return lost;
   }
 }

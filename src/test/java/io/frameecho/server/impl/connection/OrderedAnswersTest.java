@@ -237,4 +237,33 @@ class OrderedAnswersTest {
     assertEquals(0, written().length, "an answer after the connection closed is not written");
     assertEquals(0, answered, "nor told to the closed connection, which would take it for a live one");
   }
+
+  @Test
+  void anAnswerCompletedOnAnotherThreadAfterTheDropIsReleasedOnTheLoop() {
+    List<Runnable> loop = new ArrayList<>();
+    OrderedAnswers onLoop = new OrderedAnswers(handler, MAX_IN_FLIGHT, new ResponseWriter(socket, account,
+      new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
+        @Override
+        public void answered() {
+          answered++;
+        }
+
+        @Override
+        public void handlerFailed(Throwable cause) {
+          failures.add(cause);
+        }
+      }, loop::add);
+    ByteBuf frame = Unpooled.wrappedBuffer(frame("a"));
+    frames.add(frame);
+    account.received(frame.readableBytes());
+    onLoop.request(frame, frame.readableBytes(), 0);
+    assertTrue(onLoop.drop());
+
+    answer(0, "A");
+    assertEquals(frame("a").length, budget.used(), "the completing thread does not touch the budget, which is the loop's");
+    assertEquals(1, loop.size());
+    loop.remove(0).run();
+    assertEquals(0, budget.used(), "released on the loop, once");
+    assertEquals(0, written().length);
+  }
 }

@@ -57,7 +57,6 @@ public final class FrameClient {
   private boolean ended;
   private Throwable failure;
   private long sent;
-  private long answered;
   /** Responses on the current connection; none means the server refused it. */
   private long answeredHere;
   private long resent;
@@ -325,7 +324,6 @@ public final class FrameClient {
       socket.close();
       return;
     }
-    answered++;
     answeredHere++;
     attempts = 0;
     // A timed-out request has already failed; its late response is dropped.

@@ -149,7 +149,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return Future.failedFuture(e);
     }
     limits = ConnectionLimits.attach(vertx, options.getMaxConnections(), options.getMaxConnectionsPerIp(),
-      options.effectiveMaxBufferedBytes(), options.getMaxFrameSize(), options.getBudgetGraceMs());
+      options.effectiveMaxBufferedBytes(), options.getBudgetGraceMs());
     boolean instances = severalInstances();
     if (netOptions.getPort() == 0 && options.unixSocketAddress() == null && instances) {
       netOptions.setPort(limits.randomPort());

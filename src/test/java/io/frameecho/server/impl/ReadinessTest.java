@@ -39,7 +39,7 @@ class ReadinessTest {
 
   @Test
   void readyWhileASlotIsFreeAndNotOnceEveryOneIsTakenWithNobodyToGiveWay() throws Exception {
-    ConnectionLimits limits = ConnectionLimits.attach(vertx, 2, 0, 1 << 20, 1024, 1000);
+    ConnectionLimits limits = ConnectionLimits.attach(vertx, 2, 0, 1 << 20, 1000);
     Readiness readiness = readiness(limits);
     assertTrue(await(readiness.get()), "no connection yet");
     limits.tryAcquire("127.0.0.1");
@@ -52,7 +52,7 @@ class ReadinessTest {
 
   @Test
   void readyWithoutAConnectionLimit() throws Exception {
-    ConnectionLimits limits = ConnectionLimits.attach(vertx, 0, 0, 1 << 20, 1024, 1000);
+    ConnectionLimits limits = ConnectionLimits.attach(vertx, 0, 0, 1 << 20, 1000);
     limits.tryAcquire("127.0.0.1");
     assertTrue(await(readiness(limits).get()));
     limits.detach(vertx);

@@ -69,7 +69,7 @@ class TlsHandshakesTest {
     Promise<TlsHandshakes> handshakesReady = Promise.promise();
     Promise<NetServer> listening = Promise.promise();
     context.runOnContext(v -> {
-      ConnectionLimits limits = ConnectionLimits.attach(vertx, 10, 0, 1 << 20, 1 << 16, 0);
+      ConnectionLimits limits = ConnectionLimits.attach(vertx, 10, 0, 1 << 20, 0);
       TlsHandshakes handshakes = new TlsHandshakes(vertx, context, unsupported, unsupported, null, limits, metrics);
       limitsReady.complete(limits);
       handshakesReady.complete(handshakes);

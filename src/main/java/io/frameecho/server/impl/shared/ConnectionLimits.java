@@ -70,7 +70,7 @@ public final class ConnectionLimits implements Shareable {
   }
 
   private static ConnectionLimits create(Vertx vertx, String deployment, int maxConnections, int maxConnectionsPerIp,
-                                         long maxBufferedBytes, int maxFrameSize, long budgetGraceMs) {
+                                         long maxBufferedBytes, long budgetGraceMs) {
     Ticker ticker = Ticker.of(vertx);
     return new ConnectionLimits(deployment, maxConnections, maxConnectionsPerIp,
       new BufferBudget(maxBufferedBytes, budgetGraceMs, ticker), ticker);
@@ -78,14 +78,14 @@ public final class ConnectionLimits implements Shareable {
 
   /** The current deployment's limits, or new ones outside a deployment; each call is matched by one {@link #detach}. */
   public static ConnectionLimits attach(Vertx vertx, int maxConnections, int maxConnectionsPerIp, long maxBufferedBytes,
-                                       int maxFrameSize, long budgetGraceMs) {
+                                       long budgetGraceMs) {
     String deployment = vertx.getOrCreateContext().deploymentID();
     if (deployment == null) {
-      return create(vertx, null, maxConnections, maxConnectionsPerIp, maxBufferedBytes, maxFrameSize, budgetGraceMs);
+      return create(vertx, null, maxConnections, maxConnectionsPerIp, maxBufferedBytes, budgetGraceMs);
     }
     return vertx.sharedData().<String, ConnectionLimits>getLocalMap(SHARED_MAP).compute(deployment, (k, limits) -> {
       ConnectionLimits attached = limits != null ? limits
-        : create(vertx, deployment, maxConnections, maxConnectionsPerIp, maxBufferedBytes, maxFrameSize, budgetGraceMs);
+        : create(vertx, deployment, maxConnections, maxConnectionsPerIp, maxBufferedBytes, budgetGraceMs);
       attached.servers++;
       return attached;
     });

@@ -34,7 +34,7 @@ class ConnectionLimitsTest {
   }
 
   private ConnectionLimits limits(int maxConnections, int maxConnectionsPerIp) {
-    return ConnectionLimits.attach(vertx, maxConnections, maxConnectionsPerIp, 1_000_000, 1000, 1000);
+    return ConnectionLimits.attach(vertx, maxConnections, maxConnectionsPerIp, 1_000_000, 1000);
   }
 
   private static void acquireAll(ConnectionLimits limits, List<String> ips) {

@@ -90,6 +90,16 @@ class ReadinessTest {
   }
 
   @Test
+  void readyAgainOnceAnotherServerHasDrainedAndStopped() throws Exception {
+    FrameEchoVerticle verticle = deploy(new JsonObject());
+    String other = await(vertx.deployVerticle(new FrameEchoVerticle(), new DeploymentOptions().setConfig(new JsonObject()
+      .put("host", "127.0.0.1").put("port", 0))));
+    assertEquals(200, ready(verticle));
+    await(vertx.undeploy(other));
+    assertEquals(200, ready(verticle), "the server left listening has room, and none drains");
+  }
+
+  @Test
   void notReadyWhileEverySlotIsTakenAndNobodyCanGiveWay() throws Exception {
     FrameEchoVerticle verticle = deploy(new JsonObject().put("maxConnections", 2).put("idleGiveWayMs", 0));
     connect(verticle);

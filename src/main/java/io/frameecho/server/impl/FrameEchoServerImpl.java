@@ -401,7 +401,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   public Future<Void> drainAndShutdown() {
     operations.draining();
     long delay = options.getDrainDelayMs();
-    return delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown());
+    return (delay == 0 ? shutdown() : vertx.timer(delay, TimeUnit.MILLISECONDS).compose(t -> shutdown()))
+      .onComplete(ar -> operations.drained());
   }
 
   /** See {@code FrameEchoServer.checkTls}. */

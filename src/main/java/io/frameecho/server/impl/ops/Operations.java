@@ -121,6 +121,11 @@ public final class Operations implements Shareable {
     draining.incrementAndGet();
   }
 
+  /** That server has shut down; balances {@link #draining}. */
+  public void drained() {
+    draining.decrementAndGet();
+  }
+
   /** Adds a listening server's newcomer check; balanced by {@link #noRoomCheck}. */
   public void roomCheck(Supplier<Future<Boolean>> room) {
     rooms.add(room);

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 
 import static io.frameecho.server.impl.connection.Wire.concat;
 import static io.frameecho.server.impl.connection.Wire.frame;
@@ -40,18 +41,23 @@ class OrderedAnswersTest {
   };
   private int answered;
   private final List<Throwable> failures = new ArrayList<>();
-  private final OrderedAnswers ordered = new OrderedAnswers(request -> handler.handle(request), MAX_IN_FLIGHT,
-    new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
-      @Override
-      public void answered() {
-        answered++;
-      }
+  private final OrderedAnswers ordered = answersOn(Runnable::run);
 
-      @Override
-      public void handlerFailed(Throwable cause) {
-        failures.add(cause);
-      }
-    }, Runnable::run);
+  /** Answers whose later writes run on {@code loop}. */
+  private OrderedAnswers answersOn(Executor loop) {
+    return new OrderedAnswers(request -> handler.handle(request), MAX_IN_FLIGHT,
+      new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
+        @Override
+        public void answered() {
+          answered++;
+        }
+
+        @Override
+        public void handlerFailed(Throwable cause) {
+          failures.add(cause);
+        }
+      }, loop);
+  }
   private final List<ByteBuf> frames = new ArrayList<>();
 
   /** A request frame, read (so counted in the budget) and handed over as the connection does; true: stop reading. */
@@ -241,18 +247,7 @@ class OrderedAnswersTest {
   @Test
   void anAnswerCompletedOnAnotherThreadAfterTheDropIsReleasedOnTheLoop() {
     List<Runnable> loop = new ArrayList<>();
-    OrderedAnswers onLoop = new OrderedAnswers(handler, MAX_IN_FLIGHT, new ResponseWriter(socket, account,
-      new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
-        @Override
-        public void answered() {
-          answered++;
-        }
-
-        @Override
-        public void handlerFailed(Throwable cause) {
-          failures.add(cause);
-        }
-      }, loop::add);
+    OrderedAnswers onLoop = answersOn(loop::add);
     ByteBuf frame = Unpooled.wrappedBuffer(frame("a"));
     frames.add(frame);
     account.received(frame.readableBytes());

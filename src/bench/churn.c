@@ -44,6 +44,9 @@ static int ep, port;
 static unsigned char frame[FRAME];
 static unsigned latencies[MAX_LATENCY_US + 1];
 static long done, failed, next_source;
+/* Slots whose connect failed at once (no source port free, say): started again after the next poll. */
+static struct slot *retry[SLOTS];
+static int retries;
 
 static long now_us(void) {
   struct timespec t;
@@ -89,8 +92,10 @@ static void start(struct slot *s) {
   s->got = 0;
   s->started_us = now_us();
   if (connect(s->fd, (struct sockaddr *) &dst, sizeof dst) < 0 && errno != EINPROGRESS) {
-    perror("connect");
-    exit(2);
+    close(s->fd);
+    failed++;
+    retry[retries++] = s;
+    return;
   }
   struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = s};
   epoll_ctl(ep, EPOLL_CTL_ADD, s->fd, &ev);
@@ -136,6 +141,9 @@ static void on_event(struct slot *s, unsigned events) {
 }
 
 static long percentile(long count, double p) {
+  if (count == 0) {
+    return 0;
+  }
   long rank = (long) (count * p), seen = 0;
   for (long us = 0; us <= MAX_LATENCY_US; us++) {
     seen += latencies[us];
@@ -172,6 +180,9 @@ int main(int argc, char **argv) {
       int n = epoll_wait(ep, events, SLOTS, 100);
       for (int i = 0; i < n; i++) {
         on_event(events[i].data.ptr, events[i].events);
+      }
+      for (int again = retries; again > 0; again--) {
+        start(retry[--retries]);
       }
     }
     if (measured) {

@@ -9,7 +9,7 @@
 # each run, then per server the medians, and the medians of frame-echo's per-round ratios to each reference.
 # Environment: ROUNDS, JAR (default target/frame-echo.jar), OUT (default target/churn), JAVA_OPTS.
 # Run it on a quiet machine, as root at a raised priority: nice -n -19 src/bench/churn.sh
-# Needs: java, gcc, taskset, python3, and a built jar (mvn -B package -DskipTests).
+# Needs: java and javac, gcc, taskset, python3, and a built jar (mvn -B package -DskipTests).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,38 +19,46 @@ OUT=${OUT:-$ROOT/target/churn}
 JAVA_OPTS=${JAVA_OPTS:-}
 mkdir -p "$OUT"
 [ -f "$JAR" ] || { echo "churn.sh: no $JAR (mvn -B package -DskipTests)" >&2; exit 1; }
+# Without TIME_WAIT reuse (Linux's default, 2, allows it on loopback) the source ports run out within seconds.
+[ "$(cat /proc/sys/net/ipv4/tcp_tw_reuse)" != 0 ] || { echo "churn.sh: needs net.ipv4.tcp_tw_reuse 1 or 2" >&2; exit 1; }
 gcc -O2 -o "$OUT/churn" "$ROOT/src/bench/churn.c"
 cp "$JAR" "$OUT/frame-echo.jar"
-cp "$ROOT/src/bench/RawNettyEcho.java" "$ROOT/src/bench/VertxNetEcho.java" "$OUT/"
+# The references compiled beforehand, so that no compiler runs in their JVM before the port opens (cold is cold).
+javac -d "$OUT/classes" -cp "$OUT/frame-echo.jar" "$ROOT/src/bench/RawNettyEcho.java" "$ROOT/src/bench/VertxNetEcho.java"
 
 SERVERS=(frame-echo vertx netty)
 declare -A PORTS=([frame-echo]=1234 [netty]=1236 [vertx]=1237)
 pid=
 stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
 trap stop EXIT
+trap 'exit 130' INT TERM
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 run() { # server round
-  local port=${PORTS[$1]}
+  local port=${PORTS[$1]} cp="$OUT/classes:$OUT/frame-echo.jar"
+  port_open "$port" && { echo "churn.sh: something already listens on port $port" >&2; exit 1; }
   # shellcheck disable=SC2086
   case $1 in
     frame-echo) FRAME_ECHO_PORT=$port FRAME_ECHO_HOST=127.0.0.1 taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" >"$OUT/$1.log" 2>&1 & ;;
-    netty) taskset -c 0 java $JAVA_OPTS -cp "$OUT/frame-echo.jar" "$OUT/RawNettyEcho.java" "$port" >"$OUT/$1.log" 2>&1 & ;;
-    vertx) taskset -c 0 java $JAVA_OPTS -cp "$OUT/frame-echo.jar" "$OUT/VertxNetEcho.java" "$port" >"$OUT/$1.log" 2>&1 & ;;
+    netty) taskset -c 0 java $JAVA_OPTS -cp "$cp" RawNettyEcho "$port" >"$OUT/$1.log" 2>&1 & ;;
+    vertx) taskset -c 0 java $JAVA_OPTS -cp "$cp" VertxNetEcho "$port" >"$OUT/$1.log" 2>&1 & ;;
   esac
   pid=$!
   # The port opens: the client starts at once (one probe connection is made first).
-  for _ in $(seq 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+  local waited=0
+  until port_open "$port"; do
     kill -0 "$pid" 2>/dev/null || { echo "churn.sh: $1 exited at start (see $OUT/$1.log)" >&2; exit 1; }
+    [ $((waited += 1)) -le 600 ] || { echo "churn.sh: $1 did not listen on $port within 30 s" >&2; exit 1; }
     sleep 0.05
   done
-  taskset -c 1 "$OUT/churn" "$port" "$pid" m5 w10 m5 | sed -n '1s/^/cold /p;2s/^/warm /p' | sed "s/^/$1 $2 /"
+  taskset -c 1 "$OUT/churn" "$port" "$pid" m5 w10 m5 | sed -n "1s/^/$1 $2 cold /p;2s/^/$1 $2 warm /p" | tee -a "$OUT/runs.txt"
   stop
 }
 
+: >"$OUT/runs.txt"
 for r in $(seq "$ROUNDS"); do
   for i in 0 1 2; do run "${SERVERS[$(((i + r) % 3))]}" "$r"; done
-done | tee "$OUT/runs.txt"
+done
 
 python3 - "$OUT/runs.txt" <<'PY'
 import statistics, sys

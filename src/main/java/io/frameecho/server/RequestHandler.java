@@ -14,7 +14,9 @@ import io.vertx.core.buffer.Buffer;
  * {@code null} future or a future completed with {@code null} (with one WARN line saying so).
  * <p>
  * Any handler replaces the built-in echo, which the server answers without a handler: with the request frame's own
- * bytes, header included, and without a copy.
+ * bytes, header included, and without a copy. With a length field at an offset (the {@code framing} key), an answer
+ * gets its request's bytes before the field, as the echo does, unless the handler sees and writes whole frames
+ * ({@code stripHeader} false).
  */
 @FunctionalInterface
 public interface RequestHandler {

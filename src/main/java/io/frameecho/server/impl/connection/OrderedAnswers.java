@@ -59,7 +59,7 @@ final class OrderedAnswers implements Responses {
   private final AtomicBoolean writeQueued = new AtomicBoolean();
   /** Answers not written yet, oldest first. */
   private final ArrayDeque<Awaited> awaited = new ArrayDeque<>();
-  /** The connection has closed: later answers only release their bytes. */
+  /** The connection has closed, or the handler failed: later answers only release their bytes. */
   private boolean dropped;
 
   OrderedAnswers(RequestHandler handler, int maxInFlight, ResponseWriter writer, BudgetAccount budget,

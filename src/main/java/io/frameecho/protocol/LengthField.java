@@ -10,9 +10,9 @@ import java.util.List;
 /**
  * How a frame announces its length, with the parameters of Netty's {@code LengthFieldBasedFrameDecoder}:
  * {@code [offset bytes][length field: 1, 2, 3, 4 or 8 bytes][body]}, body length = the field's unsigned value +
- * {@code lengthAdjustment}. Unlike Netty's decoder, the maximum bounds the body, a header over it ends the stream, and
- * the header is stripped whole or not at all. The body length is what {@code maxFrameSize} bounds. {@link #DEFAULT} is frame-echo's
- * protocol. Immutable; each {@code with…} checks its value and names the wrong key.
+ * {@code lengthAdjustment}. Unlike Netty's decoder, the maximum ({@code maxFrameSize}) bounds the body, a header over
+ * it ends the stream, and the header is stripped whole or not at all. {@link #DEFAULT} is frame-echo's protocol.
+ * Immutable; each {@code with…} checks its value and names the wrong key.
  */
 public final class LengthField {
 

@@ -11,7 +11,6 @@ import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetSocket;
-import io.vertx.core.net.SocketAddress;
 
 import java.util.function.BooleanSupplier;
 
@@ -67,7 +66,7 @@ final class Admission {
 
   /** A socket just accepted. */
   void accept(NetSocket socket) {
-    accept(socket, clientAddress(socket.remoteAddress()));
+    accept(socket, ConnectionLimits.addressKey(socket.remoteAddress()));
   }
 
   /**
@@ -150,11 +149,5 @@ final class Admission {
   /** The server is closing: Vert.x closes the waiting sockets with the others; none is decided for afterwards. */
   void forgetWaiting() {
     newcomers.removeAll();
-  }
-
-  /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
-  static String clientAddress(SocketAddress remote) {
-    return remote == null ? "unknown" : remote.isDomainSocket() ? "unix"
-      : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
   }
 }

@@ -60,19 +60,20 @@ public final class ChannelSocket implements ConnectionSocket {
 
   /** Wraps an accepted socket, unwritable at {@code writeQueueMaxSize} queued bytes and writable again at half. */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
-    return accepted(socket, context, writeQueueMaxSize, Runnable::run, null);
+    return accepted(socket, null, context, writeQueueMaxSize, Runnable::run, null);
   }
 
   /**
-   * As {@link #accepted(NetSocket, Context, int)}, with shutdown events paced by {@code shutdownPacing} and a close
-   * for shutdown handed over to {@code successor}'s process when possible (null: no handover).
+   * As {@link #accepted(NetSocket, Context, int)}, with the client at {@code client} (the address a PROXY protocol
+   * header carried; null: the socket's peer), shutdown events paced by {@code shutdownPacing} and a close for shutdown
+   * handed over to {@code successor}'s process when possible (null: no handover).
    */
-  public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing,
-                                        Supplier<Successor> successor) {
+  public static AcceptedSocket accepted(NetSocket socket, SocketAddress client, Context context, int writeQueueMaxSize,
+                                        Consumer<Runnable> shutdownPacing, Supplier<Successor> successor) {
     return new AcceptedSocket() {
       @Override
       public SocketAddress remoteAddress() {
-        return socket.remoteAddress();
+        return client != null ? client : socket.remoteAddress();
       }
 
       @Override

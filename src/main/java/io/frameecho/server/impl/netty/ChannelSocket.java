@@ -88,7 +88,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
       @Override
       public void deliverEarlyReads(Events events) {
-        HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), events);
+        Sockets.deliverEarlyReads(Sockets.channelOf(socket), events);
       }
     };
   }
@@ -96,7 +96,7 @@ public final class ChannelSocket implements ConnectionSocket {
   /** Wires {@code socket}'s events to {@code events}; once, on the socket's event loop. */
   static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events, Consumer<Runnable> shutdownPacing) {
     ChannelSocket attached = new ChannelSocket(socket);
-    attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
+    attached.inputShutdown = Sockets.inputEnded(attached.channel);
     // Setting the water marks costs an object per connection; skip it when Netty's defaults already match.
     ChannelConfig config = attached.channel.config();
     if (config.getWriteBufferHighWaterMark() != writeQueueMaxSize || config.getWriteBufferLowWaterMark() != writeQueueMaxSize / 2) {

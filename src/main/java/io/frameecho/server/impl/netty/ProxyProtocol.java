@@ -37,7 +37,7 @@ import java.util.Map;
  * address its header carries is the client's, for {@code maxConnectionsPerIp}, the logs and the connection. A peer
  * outside {@code proxyTrustedPeers} is closed before anything is read; a missing, invalid or late header closes the
  * socket, and each such end is counted (the failed-handshakes meter, {@code proxy_*} causes) and summarised in the log.
- * Bytes after the header are kept for the connection ({@link HeldNewcomers}). On the server's event loop; needs
+ * Bytes after the header are kept for the connection ({@link Sockets#keepEarlyReads}). On the server's event loop; needs
  * {@code netty-codec-haproxy}, so this class is loaded only when the protocol is asked for.
  */
 public final class ProxyProtocol {
@@ -168,7 +168,7 @@ public final class ProxyProtocol {
     Channel channel = Sockets.channelOf(socket);
     Future<SocketAddress> header = read(channel);
     if (!header.isComplete()) {
-      Sockets.readNettyBuffers(Sockets.internal(socket), HeldNewcomers.keepEarlyReads(channel));
+      Sockets.readNettyBuffers(Sockets.internal(socket), Sockets.keepEarlyReads(channel));
     }
     return header;
   }

@@ -197,7 +197,7 @@ class ProxyProtocolReadTest {
         // Once the read that completed the header has been handed on whole, as a connection would be attached.
         context.runOnContext(v -> {
           StringBuilder kept = new StringBuilder(header.result().host() + "|");
-          HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), bytesTo(kept));
+          Sockets.deliverEarlyReads(Sockets.channelOf(socket), bytesTo(kept));
           result.complete(kept.toString());
         });
       });

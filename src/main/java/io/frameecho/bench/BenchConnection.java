@@ -1,6 +1,5 @@
 package io.frameecho.bench;
 
-import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -163,7 +162,7 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
 
   /** A header of {@code form} announcing a body of {@code size} bytes; frame-echo's own written inline. */
   private static ByteBuf header(LengthField form, ByteBuf out, int size) {
-    return form == LengthField.DEFAULT ? Frames.writeHeader(out, size) : form.writeHeader(out, size);
+    return form == LengthField.DEFAULT ? out.writeIntLE(size) : form.writeHeader(out, size);
   }
 
   private void send(long sendTime) {
@@ -197,7 +196,7 @@ final class BenchConnection extends ChannelInboundHandlerAdapter {
   private void readHeader(ByteBuf in) {
     long length;
     if (!splitHeader.isReadable() && in.readableBytes() >= splitHeader.capacity()) {
-      length = ownForm ? Frames.readLength(in, in.readerIndex()) : form.readLength(in, in.readerIndex()) + form.lengthAdjustment();
+      length = ownForm ? in.getUnsignedIntLE(in.readerIndex()) : form.readLength(in, in.readerIndex()) + form.lengthAdjustment();
       in.skipBytes(splitHeader.capacity());
     } else {
       splitHeader.writeBytes(in, Math.min(splitHeader.writableBytes(), in.readableBytes()));

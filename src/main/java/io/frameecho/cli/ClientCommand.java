@@ -2,7 +2,7 @@ package io.frameecho.cli;
 
 import io.frameecho.client.FrameClient;
 import io.frameecho.client.ReconnectOptions;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -79,7 +79,7 @@ final class ClientCommand implements Callable<Integer> {
 
   /** The book's query list. */
   static List<Buffer> bookRequests() {
-    byte[] big = new byte[Frames.DEFAULT_MAX_FRAME_SIZE];
+    byte[] big = new byte[LengthField.DEFAULT_MAX_FRAME_SIZE];
     Arrays.fill(big, (byte) 'z');
     return List.of(Buffer.buffer("hello1"), Buffer.buffer("hello2"), Buffer.buffer("hello3"),
       Buffer.buffer(big), Buffer.buffer("hello5"));
@@ -104,7 +104,7 @@ final class ClientCommand implements Callable<Integer> {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
     FrameClient client = null;
     try {
-      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, form, Frames.DEFAULT_MAX_FRAME_SIZE), deadline);
+      client = waitFor(FrameClient.connect(vertx, tls.netClientOptions(), server, form, LengthField.DEFAULT_MAX_FRAME_SIZE), deadline);
       client.resendIdempotent(resend);
       List<Future<Buffer>> answers = new ArrayList<>();
       for (Buffer r : requests) {

@@ -2,7 +2,6 @@ package io.frameecho.client;
 
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FramingException;
-import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.vertx.core.Context;
 import io.netty.buffer.ByteBuf;
@@ -90,7 +89,7 @@ public final class FrameClient {
 
   /** Connects with the default 32 MiB frame limit in both directions. */
   public static Future<FrameClient> connect(Vertx vertx, String host, int port) {
-    return connect(vertx, host, port, Frames.DEFAULT_MAX_FRAME_SIZE);
+    return connect(vertx, host, port, LengthField.DEFAULT_MAX_FRAME_SIZE);
   }
 
   /** Connects; requests and responses over {@code maxFrameSize} bytes are refused. */

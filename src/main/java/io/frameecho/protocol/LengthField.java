@@ -11,13 +11,25 @@ import java.util.List;
  * How a frame announces its length, with the parameters of Netty's {@code LengthFieldBasedFrameDecoder}:
  * {@code [offset bytes][length field: 1, 2, 3, 4 or 8 bytes][body]}, body length = the field's unsigned value +
  * {@code lengthAdjustment}. Unlike Netty's decoder, the maximum ({@code maxFrameSize}) bounds the body, a header over
- * it ends the stream, and the header is stripped whole or not at all. {@link #DEFAULT} is frame-echo's protocol.
- * Immutable; each {@code with…} checks its value and names the wrong key.
+ * it ends the stream, and the header is stripped whole or not at all. {@link #DEFAULT} is frame-echo's protocol (a
+ * 4-byte little-endian unsigned length, then the body); every form reads and writes its headers here. Immutable; the
+ * constructor and each {@code with…} check their values and name the wrong key.
+ *
+ * @param lengthFieldOffset bytes before the length field, 0 to {@link #MAX_OFFSET}
+ * @param lengthFieldLength the length field's size: 1, 2, 3, 4 or 8 bytes
+ * @param byteOrder the length field's byte order
+ * @param lengthAdjustment added to the field's value to give the body's length: {@code -headerSize()} when the length
+ *                         counts the header
+ * @param stripHeader whether a frame is delivered as its body (true) or whole, header included (false)
  */
-public final class LengthField {
+public record LengthField(int lengthFieldOffset, int lengthFieldLength, ByteOrder byteOrder, int lengthAdjustment,
+                          boolean stripHeader) {
 
   /** The most bytes before the length field, since a header split across reads is kept whole per connection. */
   public static final int MAX_OFFSET = 1024;
+
+  /** The default {@code maxFrameSize} (32 MiB) of frame-echo's server and client. */
+  public static final int DEFAULT_MAX_FRAME_SIZE = 32 << 20;
 
   /** frame-echo's protocol: 4 bytes, little-endian, the body's length, stripped on delivery. */
   public static final LengthField DEFAULT = new LengthField(0, 4, ByteOrder.LITTLE_ENDIAN, 0, true);
@@ -25,16 +37,12 @@ public final class LengthField {
   private static final List<String> KEYS = List.of("lengthFieldOffset", "lengthFieldLength", "byteOrder", "lengthAdjustment",
     "stripHeader");
 
-  private final int lengthFieldOffset;
-  private final int lengthFieldLength;
-  private final ByteOrder byteOrder;
-  private final int lengthAdjustment;
-  private final boolean stripHeader;
-  private final boolean bigEndian;
-  private final int headerSize;
-
-  private LengthField(int lengthFieldOffset, int lengthFieldLength, ByteOrder byteOrder, int lengthAdjustment,
-                      boolean stripHeader) {
+  /**
+   * A form, checked.
+   *
+   * @throws IllegalArgumentException naming the key whose value is out of range
+   */
+  public LengthField {
     if (lengthFieldLength != 1 && lengthFieldLength != 2 && lengthFieldLength != 3 && lengthFieldLength != 4
       && lengthFieldLength != 8) {
       throw new IllegalArgumentException("lengthFieldLength: " + lengthFieldLength + " must be 1, 2, 3, 4 or 8 (bytes)");
@@ -49,13 +57,6 @@ public final class LengthField {
       throw new IllegalArgumentException("lengthAdjustment: " + lengthAdjustment + " leaves no frame that a "
         + lengthFieldLength + "-byte length field can announce (its largest value is " + maxFieldValue(lengthFieldLength) + ")");
     }
-    this.lengthFieldOffset = lengthFieldOffset;
-    this.lengthFieldLength = lengthFieldLength;
-    this.byteOrder = byteOrder;
-    this.lengthAdjustment = lengthAdjustment;
-    this.stripHeader = stripHeader;
-    this.bigEndian = byteOrder == ByteOrder.BIG_ENDIAN;
-    this.headerSize = lengthFieldOffset + lengthFieldLength;
   }
 
   /** A length field of {@code lengthFieldLength} bytes in {@code byteOrder} at the frame's start, announcing the body. */
@@ -134,61 +135,44 @@ public final class LengthField {
       .put("byteOrder", byteOrder.toString()).put("lengthAdjustment", lengthAdjustment).put("stripHeader", stripHeader);
   }
 
+  /** This form with {@code lengthFieldOffset} bytes before the length field. */
   public LengthField withLengthFieldOffset(int lengthFieldOffset) {
     return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
   }
 
+  /** This form with a length field of {@code lengthFieldLength} bytes. */
   public LengthField withLengthFieldLength(int lengthFieldLength) {
     return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
   }
 
+  /** This form with the length field in {@code byteOrder}. */
   public LengthField withByteOrder(ByteOrder byteOrder) {
     return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
   }
 
-  /** Added to the field's value to give the body's length: {@code -headerSize()} when the length counts the header. */
+  /** This form with {@code lengthAdjustment} added to the field's value to give the body's length. */
   public LengthField withLengthAdjustment(int lengthAdjustment) {
     return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
   }
 
-  /** Whether a frame is delivered as its body (true) or whole, header included (false). */
+  /** This form delivering a frame as its body ({@code stripHeader} true) or whole. */
   public LengthField withStripHeader(boolean stripHeader) {
     return new LengthField(lengthFieldOffset, lengthFieldLength, byteOrder, lengthAdjustment, stripHeader);
   }
 
-  public int lengthFieldOffset() {
-    return lengthFieldOffset;
-  }
-
-  public int lengthFieldLength() {
-    return lengthFieldLength;
-  }
-
-  public ByteOrder byteOrder() {
-    return byteOrder;
-  }
-
-  public int lengthAdjustment() {
-    return lengthAdjustment;
-  }
-
-  public boolean stripHeader() {
-    return stripHeader;
-  }
-
   /** Bytes before the body: the offset and the length field. */
   public int headerSize() {
-    return headerSize;
+    return lengthFieldOffset + lengthFieldLength;
   }
 
   /** Where a delivered message starts in its frame: after the header when it is stripped, else at 0. */
   public int messageOffset() {
-    return stripHeader ? headerSize : 0;
+    return stripHeader ? headerSize() : 0;
   }
 
   /** The largest body a frame can have here: with its header it must fit one buffer, whose size is an int. */
   public int largestBody() {
-    return Integer.MAX_VALUE - headerSize;
+    return Integer.MAX_VALUE - headerSize();
   }
 
   /** True for frame-echo's own form. */
@@ -202,6 +186,7 @@ public final class LengthField {
    */
   public long readLength(ByteBuf bytes, int frameStart) {
     int i = frameStart + lengthFieldOffset;
+    boolean bigEndian = byteOrder == ByteOrder.BIG_ENDIAN;
     switch (lengthFieldLength) {
       case 1:
         return bytes.getUnsignedByte(i);
@@ -232,12 +217,7 @@ public final class LengthField {
    * @throws IllegalArgumentException when the length does not fit the field, or a kept header is missing
    */
   public Buffer frame(Buffer message) {
-    if (stripHeader) {
-      return header(message).appendBuffer(message);
-    }
-    Buffer frame = message.copy();
-    setLength(frame, fieldValue(message.length() - headerSize));
-    return frame;
+    return header(message).appendBuffer(body(message));
   }
 
   /**
@@ -245,64 +225,25 @@ public final class LengthField {
    * copying the message.
    */
   public Buffer header(Buffer message) {
+    Buffer header = Buffer.buffer(headerSize());
     if (stripHeader) {
-      Buffer header = Buffer.buffer(headerSize);
-      if (lengthFieldOffset > 0) {
-        header.appendBytes(new byte[lengthFieldOffset]);
-      }
-      appendLength(header, fieldValue(message.length()));
-      return header;
+      return header.appendBytes(new byte[lengthFieldOffset]).appendBytes(field(fieldValue(message.length())));
     }
-    if (message.length() < headerSize) {
-      throw new IllegalArgumentException("a message of " + message.length() + " bytes has no room for its " + headerSize
+    if (message.length() < headerSize()) {
+      throw new IllegalArgumentException("a message of " + message.length() + " bytes has no room for its " + headerSize()
         + "-byte header, which it includes (stripHeader false)");
     }
-    Buffer header = message.getBuffer(0, headerSize);
-    setLength(header, fieldValue(message.length() - headerSize));
-    return header;
+    return header.appendBuffer(message, 0, lengthFieldOffset).appendBytes(field(fieldValue(message.length() - headerSize())));
   }
 
   /** The part of {@code message} that follows {@link #header(Buffer)} on the wire (a slice, not a copy). */
   public Buffer body(Buffer message) {
-    return stripHeader ? message : message.slice(headerSize, message.length());
+    return stripHeader ? message : message.slice(headerSize(), message.length());
   }
 
   /** Writes a header announcing a body of {@code bodyLength} bytes at the writer index of {@code out}. */
   public ByteBuf writeHeader(ByteBuf out, int bodyLength) {
-    out.writeZero(lengthFieldOffset);
-    long value = fieldValue(bodyLength);
-    switch (lengthFieldLength) {
-      case 1 -> out.writeByte((int) value);
-      case 2 -> {
-        if (bigEndian) {
-          out.writeShort((int) value);
-        } else {
-          out.writeShortLE((int) value);
-        }
-      }
-      case 3 -> {
-        if (bigEndian) {
-          out.writeMedium((int) value);
-        } else {
-          out.writeMediumLE((int) value);
-        }
-      }
-      case 4 -> {
-        if (bigEndian) {
-          out.writeInt((int) value);
-        } else {
-          out.writeIntLE((int) value);
-        }
-      }
-      default -> {
-        if (bigEndian) {
-          out.writeLong(value);
-        } else {
-          out.writeLongLE(value);
-        }
-      }
-    }
-    return out;
+    return out.writeZero(lengthFieldOffset).writeBytes(field(fieldValue(bodyLength)));
   }
 
   /** The message a whole {@code frame} delivers (its body, or all of it), copied out; {@code frame} is released. */
@@ -319,8 +260,8 @@ public final class LengthField {
 
   /** Whether a message of {@code length} bytes can be framed in this form. */
   public boolean fits(int length) {
-    long value = (long) (stripHeader ? length : length - headerSize) - lengthAdjustment;
-    return (stripHeader || length >= headerSize) && value >= 0 && value <= maxFieldValue(lengthFieldLength);
+    long value = (long) (stripHeader ? length : length - headerSize()) - lengthAdjustment;
+    return (stripHeader || length >= headerSize()) && value >= 0 && value <= maxFieldValue(lengthFieldLength);
   }
 
   /** The field's value for a body of {@code bodyLength} bytes; refused when the field cannot hold it. */
@@ -337,85 +278,13 @@ public final class LengthField {
     return lengthFieldLength == 8 ? Long.MAX_VALUE : (1L << (8 * lengthFieldLength)) - 1;
   }
 
-  private void appendLength(Buffer out, long value) {
-    switch (lengthFieldLength) {
-      case 1 -> out.appendUnsignedByte((short) value);
-      case 2 -> {
-        if (bigEndian) {
-          out.appendUnsignedShort((int) value);
-        } else {
-          out.appendUnsignedShortLE((int) value);
-        }
-      }
-      case 3 -> {
-        if (bigEndian) {
-          out.appendMedium((int) value);
-        } else {
-          out.appendMediumLE((int) value);
-        }
-      }
-      case 4 -> {
-        if (bigEndian) {
-          out.appendUnsignedInt(value);
-        } else {
-          out.appendUnsignedIntLE(value);
-        }
-      }
-      default -> {
-        if (bigEndian) {
-          out.appendLong(value);
-        } else {
-          out.appendLongLE(value);
-        }
-      }
+  /** The length field's bytes announcing {@code value}, the most significant first when big-endian. */
+  private byte[] field(long value) {
+    byte[] field = new byte[lengthFieldLength];
+    for (int i = 0; i < lengthFieldLength; i++) {
+      field[byteOrder == ByteOrder.BIG_ENDIAN ? lengthFieldLength - 1 - i : i] = (byte) (value >>> (8 * i));
     }
-  }
-
-  private void setLength(Buffer frame, long value) {
-    int i = lengthFieldOffset;
-    switch (lengthFieldLength) {
-      case 1 -> frame.setUnsignedByte(i, (short) value);
-      case 2 -> {
-        if (bigEndian) {
-          frame.setUnsignedShort(i, (int) value);
-        } else {
-          frame.setUnsignedShortLE(i, (int) value);
-        }
-      }
-      case 3 -> {
-        if (bigEndian) {
-          frame.setMedium(i, (int) value);
-        } else {
-          frame.setMediumLE(i, (int) value);
-        }
-      }
-      case 4 -> {
-        if (bigEndian) {
-          frame.setUnsignedInt(i, value);
-        } else {
-          frame.setUnsignedIntLE(i, value);
-        }
-      }
-      default -> {
-        if (bigEndian) {
-          frame.setLong(i, value);
-        } else {
-          frame.setLongLE(i, value);
-        }
-      }
-    }
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return o instanceof LengthField f && f.lengthFieldOffset == lengthFieldOffset && f.lengthFieldLength == lengthFieldLength
-      && f.byteOrder == byteOrder && f.lengthAdjustment == lengthAdjustment && f.stripHeader == stripHeader;
-  }
-
-  @Override
-  public int hashCode() {
-    return ((lengthFieldOffset * 31 + lengthFieldLength) * 31 + (bigEndian ? 1 : 0)) * 31 + lengthAdjustment * 2
-      + (stripHeader ? 1 : 0);
+    return field;
   }
 
   /** The JSON form, for logs. */

@@ -4,7 +4,6 @@ import io.frameecho.server.impl.ConfigKeys;
 import io.frameecho.server.impl.OptionKey;
 import io.frameecho.server.impl.ConfigValues;
 import io.frameecho.server.impl.NetServerOptionsJson;
-import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.StartupChecks;
 import io.vertx.core.json.JsonObject;
@@ -27,7 +26,7 @@ public class FrameEchoOptions {
 
   public static final String DEFAULT_HOST = "0.0.0.0";
   public static final int DEFAULT_PORT = 1234;
-  public static final int DEFAULT_MAX_FRAME_SIZE = Frames.DEFAULT_MAX_FRAME_SIZE;
+  public static final int DEFAULT_MAX_FRAME_SIZE = LengthField.DEFAULT_MAX_FRAME_SIZE;
   public static final int DEFAULT_WRITE_QUEUE_MAX_SIZE = 64 * 1024;
 
   public static final int DEFAULT_MAX_CONNECTIONS = 10_000;

@@ -593,7 +593,7 @@ class LauncherIT {
     // drain delay, and the client found the port closed (exit status 1 in a helper's run).
     try (java.net.Socket client = new java.net.Socket("127.0.0.1", port)) {
       client.setSoTimeout(10_000);
-      byte[] frame = io.frameecho.protocol.Frames.frame(io.vertx.core.buffer.Buffer.buffer("still")).getBytes();
+      byte[] frame = io.frameecho.protocol.LengthField.DEFAULT.frame(io.vertx.core.buffer.Buffer.buffer("still")).getBytes();
       client.getOutputStream().write(frame);
       assertArrayEquals(frame, client.getInputStream().readNBytes(frame.length), "served during the drain delay");
     }

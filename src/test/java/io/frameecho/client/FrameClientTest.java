@@ -2,7 +2,7 @@ package io.frameecho.client;
 
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.FrameEchoServer;
@@ -361,12 +361,12 @@ class FrameClientTest {
       FrameParser.reading(socket, 1 << 20, new FrameParser.Listener() {
         @Override
         public void frame(ByteBuf frame) {
-          Buffer payload = Frames.payload(frame);
+          Buffer payload = LengthField.DEFAULT.message(frame);
           if (left[0] == 0) {
             socket.close();
           } else if (left[0] > 0) {
             left[0]--;
-            socket.write(Frames.frame(payload));
+            socket.write(LengthField.DEFAULT.frame(payload));
           }
         }
 

@@ -1,6 +1,6 @@
 package io.frameecho.cluster;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
@@ -64,7 +64,7 @@ class ClusterFailoverTest {
   }
 
   private static Future<String> roundTrip(Vertx vertx, int port, String text) {
-    return RawConnection.open(vertx, port).compose(c -> c.write(Frames.frame(Buffer.buffer(text)))
+    return RawConnection.open(vertx, port).compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer(text)))
       .compose(v -> c.expectFrames(1))
       .map(r -> r.get(0).toString())
       .eventually(c::close));

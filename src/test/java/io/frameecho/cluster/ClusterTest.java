@@ -1,6 +1,6 @@
 package io.frameecho.cluster;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.HandlerOptions;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoVerticle;
@@ -94,7 +94,7 @@ class ClusterTest {
 
   private static Buffer frames(List<String> payloads) {
     Buffer all = Buffer.buffer();
-    payloads.forEach(p -> all.appendBuffer(Frames.frame(Buffer.buffer(p))));
+    payloads.forEach(p -> all.appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer(p))));
     return all;
   }
 
@@ -178,7 +178,7 @@ class ClusterTest {
     List<Buffer> requests = List.of(Buffer.buffer("hello1"), Buffer.buffer("hello2"), Buffer.buffer("hello3"),
       Buffer.buffer(big), Buffer.buffer("hello5"));
     Buffer stream = Buffer.buffer();
-    requests.forEach(r -> stream.appendBuffer(Frames.frame(r)));
+    requests.forEach(r -> stream.appendBuffer(LengthField.DEFAULT.frame(r)));
     List<Buffer> responses = await(RawConnection.open(nodeA, verticle.actualPort()).compose(c ->
       c.write(stream).compose(v -> c.expectFrames(5)).eventually(c::close)));
     assertEquals(requests, responses);

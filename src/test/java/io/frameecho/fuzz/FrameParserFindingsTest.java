@@ -23,7 +23,7 @@ class FrameParserFindingsTest {
    * {@code FrameParser.takeFrame}, which takes the frame for one that lies whole in the read and throws Netty's
    * {@code IllegalArgumentException: minimumReadableBytes : -2147483646} out of {@code handle}. Any header from
    * {@code Integer.MAX_VALUE - 3} up to the maximum did it. The parser now refuses such a header as too large: a
-   * frame and its header must fit one buffer ({@code Frames.LARGEST_PAYLOAD}).
+   * frame and its header must fit one buffer ({@code LengthField.DEFAULT.largestBody()}).
    */
   @Test
   void aHeaderNearTheLargestMaximumDoesNotOverflowTheFrameSize() {

@@ -5,7 +5,6 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.frameecho.protocol.FrameParser;
 import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.FrameTooShortException;
-import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -66,12 +65,12 @@ class FrameParserFuzzTest {
 
   /**
    * The maximum sizes worth trying besides 1 to 64: around the parser's own thresholds, and the largest the
-   * configuration allows, above {@link Frames#LARGEST_PAYLOAD}, which the parser applies instead (see
+   * configuration allows, above {@link LengthField#largestBody()}, which the parser applies instead (see
    * {@link FrameParserFindingsTest}).
    */
   private static final int[] LARGE_MAX_FRAME_SIZES = {
-    SMALL_FRAME - 5, SMALL_FRAME - 4, SMALL_FRAME - 3, PIECE_SIZE, PIECE_SIZE + 5, Frames.DEFAULT_MAX_FRAME_SIZE,
-    Frames.LARGEST_PAYLOAD, Integer.MAX_VALUE};
+    SMALL_FRAME - 5, SMALL_FRAME - 4, SMALL_FRAME - 3, PIECE_SIZE, PIECE_SIZE + 5, LengthField.DEFAULT_MAX_FRAME_SIZE,
+    LengthField.DEFAULT.largestBody(), Integer.MAX_VALUE};
 
   private static final PooledByteBufAllocator ALLOC = new PooledByteBufAllocator(true, 0, 1, 8192, 9, 0, 0, false);
 

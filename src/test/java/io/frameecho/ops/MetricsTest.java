@@ -1,6 +1,6 @@
 package io.frameecho.ops;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
@@ -178,7 +178,7 @@ class MetricsTest {
     RawConnection client = await(RawConnection.open(vertx, port));
     Buffer stream = Buffer.buffer();
     for (int i = 0; i < requests; i++) {
-      stream.appendBuffer(Frames.frame(Buffer.buffer(new byte[size])));
+      stream.appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer(new byte[size])));
     }
     await(client.write(stream).compose(v -> client.expectFrames(requests)));
     // One protocol error, one frame that never completes; each counted (and its place given back) before the next.
@@ -195,7 +195,7 @@ class MetricsTest {
       extra.add(await(RawConnection.open(vertx, port)));
     }
     for (RawConnection c : extra) {
-      c.write(Frames.frame(Buffer.buffer("x")));
+      c.write(LengthField.DEFAULT.frame(Buffer.buffer("x")));
     }
     await(Future.all(extra.subList(2, 4).stream().map(RawConnection::closed).toList()));
     await(Future.all(extra.subList(0, 2).stream().map(c -> c.expectFrames(1)).toList()));
@@ -245,7 +245,7 @@ class MetricsTest {
       RawConnection silent = await(RawConnection.open(vertx, verticle.actualPort()));
       awaitMeter(verticle.metricsPort(), "frame_echo_connections_open", 1);
       RawConnection plain = await(RawConnection.open(vertx, verticle.actualPort()));
-      await(plain.write(Frames.frame(Buffer.buffer("in clear"))).compose(v -> plain.closed()));
+      await(plain.write(LengthField.DEFAULT.frame(Buffer.buffer("in clear"))).compose(v -> plain.closed()));
       awaitMeter(verticle.metricsPort(), "frame_echo_tls_handshakes_failed_total{cause=\"not_tls\"}", 1);
       awaitMeter(verticle.metricsPort(), "frame_echo_connections_open", "back to 1", value -> value == 1);
       await(silent.close());
@@ -262,7 +262,7 @@ class MetricsTest {
     RawConnection reader = await(RawConnection.open(vertx, verticle.actualPort()));
     reader.stopReading();
     // Far more than the kernel buffers hold: the server's write queue fills and it stops reading.
-    Buffer big = Frames.frame(Buffer.buffer(new byte[16 << 20]));
+    Buffer big = LengthField.DEFAULT.frame(Buffer.buffer(new byte[16 << 20]));
     reader.write(big);
     reader.write(big);
     double paused = 0;
@@ -297,7 +297,7 @@ class MetricsTest {
     assertEquals("503 {\"status\":\"DOWN\"}\n", ready);
     // Still accepting while the load balancer catches up.
     RawConnection late = await(RawConnection.open(vertx, verticle.actualPort()));
-    assertEquals(List.of(Buffer.buffer("late")), await(late.write(Frames.frame(Buffer.buffer("late"))).compose(v -> late.expectFrames(1))));
+    assertEquals(List.of(Buffer.buffer("late")), await(late.write(LengthField.DEFAULT.frame(Buffer.buffer("late"))).compose(v -> late.expectFrames(1))));
     await(late.close());
     await(undeployed);
   }
@@ -314,7 +314,7 @@ class MetricsTest {
     FrameEchoVerticle off = new FrameEchoVerticle();
     String id = await(vertx.deployVerticle(off, new DeploymentOptions().setConfig(metricsOff)));
     RawConnection client = await(RawConnection.open(vertx, off.actualPort()));
-    assertEquals(List.of(Buffer.buffer("up")), await(client.write(Frames.frame(Buffer.buffer("up"))).compose(v -> client.expectFrames(1))),
+    assertEquals(List.of(Buffer.buffer("up")), await(client.write(LengthField.DEFAULT.frame(Buffer.buffer("up"))).compose(v -> client.expectFrames(1))),
       "the frame server itself is up");
     await(client.close());
     assertEquals(0, off.metricsPort());

@@ -1,6 +1,6 @@
 package io.frameecho.ops;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.EventBusHandler;
 import io.frameecho.server.FrameEchoVerticle;
 import io.frameecho.testkit.LogCapture;
@@ -85,7 +85,7 @@ class ReadinessTest {
     RawConnection c = await(RawConnection.open(vertx, verticle.actualPort()));
     opened.add(c);
     // Served: the connection holds its slot.
-    await(c.write(Frames.frame(Buffer.buffer("x"))).compose(v -> c.expectFrames(1)));
+    await(c.write(LengthField.DEFAULT.frame(Buffer.buffer("x"))).compose(v -> c.expectFrames(1)));
     return c;
   }
 
@@ -139,7 +139,7 @@ class ReadinessTest {
 
     // The consumer goes away while running: the next request finds nobody.
     await(consumer.unregister());
-    await(client.write(Frames.frame(Buffer.buffer("y"))).compose(v -> client.closed()));
+    await(client.write(LengthField.DEFAULT.frame(Buffer.buffer("y"))).compose(v -> client.closed()));
     awaitReady(verticle, 503);
   }
 }

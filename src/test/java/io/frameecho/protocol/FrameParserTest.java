@@ -41,7 +41,7 @@ class FrameParserTest {
     return FrameParser.standalone(maxFrameSize, new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf frame) {
-        onFrame.accept(Frames.payload(frame));
+        onFrame.accept(LengthField.DEFAULT.message(frame));
       }
 
       @Override
@@ -52,7 +52,7 @@ class FrameParserTest {
   }
 
   private static Buffer frame(String payload) {
-    return Frames.frame(Buffer.buffer(payload));
+    return LengthField.DEFAULT.frame(Buffer.buffer(payload));
   }
 
   private static void feedOneByteAtATime(FrameParser parser, Buffer bytes) {
@@ -88,7 +88,7 @@ class FrameParserTest {
       byte[] payload = new byte[random.nextInt(3000)];
       random.nextBytes(payload);
       expected.add(Buffer.buffer(payload));
-      stream.appendBuffer(Frames.frame(Buffer.buffer(payload)));
+      stream.appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer(payload)));
     }
     p.handle(stream);
     assertEquals(expected, frames);
@@ -105,7 +105,7 @@ class FrameParserTest {
   @Test
   void frameOfExactlyMaxSizeIsAccepted() {
     FrameParser p = parser(1000);
-    p.handle(Frames.frame(Buffer.buffer(new byte[1000])));
+    p.handle(LengthField.DEFAULT.frame(Buffer.buffer(new byte[1000])));
     assertEquals(List.of(Buffer.buffer(new byte[1000])), frames);
     assertTrue(errors.isEmpty());
   }
@@ -209,7 +209,7 @@ class FrameParserTest {
       byte[] payload = new byte[size];
       random.nextBytes(payload);
       expected.add(Buffer.buffer(payload));
-      stream.appendBuffer(Frames.frame(Buffer.buffer(payload)));
+      stream.appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer(payload)));
     }
     // The first read ends inside the first header; the rest come in reads of up to 200,000 bytes.
     p.handle(stream.getBuffer(0, 2));
@@ -419,7 +419,7 @@ class FrameParserTest {
       for (int size : payloadSizes) {
         byte[] payload = new byte[size];
         random.nextBytes(payload);
-        Frames.writeHeader(stream, size).writeBytes(payload);
+        LengthField.DEFAULT.writeHeader(stream, size).writeBytes(payload);
       }
       return ByteBufUtil.getBytes(stream);
     }
@@ -446,7 +446,7 @@ class FrameParserTest {
       int at = 0;
       int i = 0;
       while (at < stream.length) {
-        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(Unpooled.wrappedBuffer(stream), at);
+        int frameSize = LengthField.DEFAULT.headerSize() + (int) LengthField.DEFAULT.readLength(Unpooled.wrappedBuffer(stream), at);
         assertTrue(i < received.size(), why + ": frame " + i + " missing");
         assertArrayEquals(Arrays.copyOfRange(stream, at, at + frameSize), ByteBufUtil.getBytes(received.get(i)),
           why + ": frame " + i);
@@ -480,7 +480,7 @@ class FrameParserTest {
     void smallFramesThatSpanReadsAreGatheredIntoOneBufferOfTheirSize() {
       FrameParser p = parser(4 * PIECE);
       Random random = new Random(2);
-      byte[] bytes = stream(random, PartialFrame.SMALL_FRAME - Frames.HEADER_SIZE, 3000, 1);
+      byte[] bytes = stream(random, PartialFrame.SMALL_FRAME - LengthField.DEFAULT.headerSize(), 3000, 1);
       feedInRandomCuts(p, bytes, random, 2_000);
       assertReceivedAre(bytes, "seed 2");
       for (ByteBuf frame : received) {
@@ -495,7 +495,7 @@ class FrameParserTest {
         FrameParser p = parser(4 * PIECE);
         Random random = new Random(seed);
         // 3.5 MiB, then one byte over a piece, with small frames around them.
-        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, PIECE - Frames.HEADER_SIZE + 1, 3);
+        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, PIECE - LengthField.DEFAULT.headerSize() + 1, 3);
         feedInRandomCuts(p, bytes, random, 300_000);
         assertReceivedAre(bytes, "seed " + seed);
         for (int f : new int[] {1, 3}) {
@@ -545,7 +545,7 @@ class FrameParserTest {
       for (long seed = 1; seed <= 6; seed++) {
         FrameParser p = parser(4 * PIECE);
         Random random = new Random(seed);
-        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, 70_000, PIECE - Frames.HEADER_SIZE + 1, 3, 20_000);
+        byte[] bytes = stream(random, 10, 7 * PIECE / 2, 0, 70_000, PIECE - LengthField.DEFAULT.headerSize() + 1, 3, 20_000);
         int landed = feedLanding(p, bytes, random, 1 + random.nextInt(65_536));
         assertReceivedAre(bytes, "seed " + seed);
         assertTrue(landed > 0, "seed " + seed + ": reads landed in a frame");
@@ -648,14 +648,14 @@ class FrameParserTest {
         feed(p, bytes, i, i + 1);
         int intoFrame = i + 1 - frameStart;
         String at = "after byte " + i;
-        if (intoFrame < Frames.HEADER_SIZE) {
+        if (intoFrame < LengthField.DEFAULT.headerSize()) {
           assertEquals(delivered, received.size(), at + ": no new frame inside a header");
           assertEquals(0, p.announcedFrameSize(), at + ": inside a header");
           assertFalse(p.atFrameBoundary(), at);
           assertEquals(intoFrame, p.bufferedBytes(), at);
           continue;
         }
-        int frameSize = Frames.HEADER_SIZE + (int) Frames.readLength(Unpooled.wrappedBuffer(bytes), frameStart);
+        int frameSize = LengthField.DEFAULT.headerSize() + (int) LengthField.DEFAULT.readLength(Unpooled.wrappedBuffer(bytes), frameStart);
         if (intoFrame < frameSize) {
           assertEquals(delivered, received.size(), at + ": no new frame before its last byte");
           assertEquals(frameSize, p.announcedFrameSize(), at + ": header whole, body under way");
@@ -847,7 +847,7 @@ class FrameParserTest {
         @Override
         public void frame(ByteBuf frame) {
           given.add(frame);
-          payloads.add(Frames.payload(frame));
+          payloads.add(LengthField.DEFAULT.message(frame));
         }
 
         @Override
@@ -872,11 +872,11 @@ class FrameParserTest {
       byte[] bytes = stream(new Random(10), 5);
       ByteBuf frame = alloc.directBuffer(bytes.length).writeBytes(bytes);
       frame.retain();
-      Buffer payload = Frames.payload(frame);
+      Buffer payload = LengthField.DEFAULT.message(frame);
       assertEquals(1, frame.refCnt(), "payload() let go of its reference");
       assertEquals(Buffer.buffer(Arrays.copyOfRange(bytes, 4, bytes.length)), payload);
-      frame.setByte(Frames.HEADER_SIZE, bytes[Frames.HEADER_SIZE] + 1);
-      assertEquals(bytes[Frames.HEADER_SIZE], payload.getByte(0), "the payload does not share the frame's memory");
+      frame.setByte(LengthField.DEFAULT.headerSize(), bytes[LengthField.DEFAULT.headerSize()] + 1);
+      assertEquals(bytes[LengthField.DEFAULT.headerSize()], payload.getByte(0), "the payload does not share the frame's memory");
       frame.release();
     }
   }

@@ -3,7 +3,7 @@ package io.frameecho.server;
 import io.frameecho.server.impl.connection.EchoHandler;
 import io.netty.buffer.ByteBuf;
 import io.frameecho.protocol.FrameParser;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.testkit.LogCapture;
@@ -104,7 +104,7 @@ class BufferBudgetTest {
   /** Sends one frame of {@code size} bytes on a fresh connection; completes once its echo is back, checked, and closed. */
   private static Future<Void> answered(Vertx vertx, int port, int size) {
     Buffer mine = payload(size, size);
-    return RawConnection.open(vertx, port).compose(c -> c.write(Frames.frame(mine))
+    return RawConnection.open(vertx, port).compose(c -> c.write(LengthField.DEFAULT.frame(mine))
       .compose(v -> c.expectFrames(1))
       .compose(r -> r.get(0).equals(mine) ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo"))
       .eventually(c::close));
@@ -130,7 +130,7 @@ class BufferBudgetTest {
     for (int i = 0; i < conns.size(); i++) {
       RawConnection c = conns.get(i);
       List<Buffer> mine = payloads.get(i);
-      c.write(Frames.frame(mine.get(0)).appendBuffer(Frames.frame(mine.get(1))));
+      c.write(LengthField.DEFAULT.frame(mine.get(0)).appendBuffer(LengthField.DEFAULT.frame(mine.get(1))));
       done.add(c.expectFrames(2).compose(r -> r.equals(mine)
         ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong echo")));
     }
@@ -328,7 +328,7 @@ class BufferBudgetTest {
     deploy(vertx, config).compose(port -> openAll(vertx, port, 2).compose(nonReaders -> {
       for (RawConnection c : nonReaders) {
         c.stopReading();
-        c.write(Frames.frame(payload(size, 5)));
+        c.write(LengthField.DEFAULT.frame(payload(size, 5)));
       }
       return until(vertx, "two responses held", () -> limits(vertx).budget().used() >= 2L * (size + 4), 1000)
         .compose(v -> answered(vertx, port, size))
@@ -384,7 +384,7 @@ class BufferBudgetTest {
       .compose(port -> openAll(vertx, port, clients).compose(conns -> {
         return twoFramesEach(conns, size).compose(v -> {
           long peak = limits(vertx).budget().peak();
-          long bound = budget + size + Frames.HEADER_SIZE + 2 * (64 << 10) + clients * 2L * (4 << 10);
+          long bound = budget + size + LengthField.DEFAULT.headerSize() + 2 * (64 << 10) + clients * 2L * (4 << 10);
           ctx.verify(() -> {
             assertEquals(List.of(), metrics.closeReasons(), "clients at full speed are never evicted, nor closed otherwise");
             assertTrue(peak <= bound, "held " + peak + " bytes at most, against " + bound);
@@ -412,7 +412,7 @@ class BufferBudgetTest {
         return until(vertx, "the budget spent", () -> limits(vertx).budget().peak() > (64L << 20), 1000)
           .compose(v -> RawConnection.open(vertx, port))
           .compose(uploader -> {
-            Buffer frame = Frames.frame(payload(size, 42));
+            Buffer frame = LengthField.DEFAULT.frame(payload(size, 42));
             Future<Void> sent = Future.succeededFuture();
             for (int off = 0; off < frame.length(); off += piece) {
               Buffer part = frame.getBuffer(off, Math.min(frame.length(), off + piece));
@@ -426,7 +426,7 @@ class BufferBudgetTest {
               .compose(r -> {
                 ctx.verify(() -> {
                   // An evicted connection is answered nothing more: the echo itself says the uploader was not evicted.
-                  assertEquals(frame.getBuffer(Frames.HEADER_SIZE, frame.length()), r.get(0), "the echo, byte-exact");
+                  assertEquals(frame.getBuffer(LengthField.DEFAULT.headerSize(), frame.length()), r.get(0), "the echo, byte-exact");
                   assertTrue(!uploader.closed().isComplete(), "the uploader's connection is still open");
                   List<CloseReason> decided = metrics.closeReasons();
                   assertTrue(decided.stream().allMatch(reason -> reason == CloseReason.BUDGET_EVICTED),

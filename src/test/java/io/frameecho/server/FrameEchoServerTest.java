@@ -1,7 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.server.impl.connection.EchoHandler;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.Quiet;
 import io.frameecho.testkit.RawConnection;
@@ -64,7 +64,7 @@ class FrameEchoServerTest {
 
   static Buffer frames(List<Buffer> payloads) {
     Buffer all = Buffer.buffer();
-    payloads.forEach(p -> all.appendBuffer(Frames.frame(p)));
+    payloads.forEach(p -> all.appendBuffer(LengthField.DEFAULT.frame(p)));
     return all;
   }
 
@@ -77,7 +77,7 @@ class FrameEchoServerTest {
 
   /** Opens a fresh connection and checks one round trip: the server is still serving. */
   static Future<Void> stillServing(Vertx vertx, int port) {
-    return RawConnection.open(vertx, port).compose(c -> c.write(Frames.frame(Buffer.buffer("still there?")))
+    return RawConnection.open(vertx, port).compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer("still there?")))
       .compose(v -> c.expectFrames(1))
       .compose(r -> r.get(0).equals(Buffer.buffer("still there?")) ? c.close() : Future.failedFuture("bad echo " + r)));
   }
@@ -113,7 +113,7 @@ class FrameEchoServerTest {
     Buffer request = payload(max, 1);
     deploy(vertx, new JsonObject().put("maxFrameSize", max), new EchoHandler())
       .compose(port -> RawConnection.open(vertx, port))
-      .compose(c -> c.write(Frames.frame(request)).compose(v -> c.expectFrames(1)).eventually(c::close))
+      .compose(c -> c.write(LengthField.DEFAULT.frame(request)).compose(v -> c.expectFrames(1)).eventually(c::close))
       .onComplete(ctx.succeeding(responses -> ctx.verify(() -> {
         assertEquals(request, responses.get(0));
         ctx.completeNow();
@@ -127,7 +127,7 @@ class FrameEchoServerTest {
 
   @Test
   void headerOf0xFFFFFFFFIsFourGiBNotMinusOne(Vertx vertx, VertxTestContext ctx) {
-    oversizedHeaderScenario(vertx, ctx, Frames.DEFAULT_MAX_FRAME_SIZE, 0xFFFFFFFFL);
+    oversizedHeaderScenario(vertx, ctx, LengthField.DEFAULT_MAX_FRAME_SIZE, 0xFFFFFFFFL);
   }
 
   /**
@@ -140,7 +140,7 @@ class FrameEchoServerTest {
     Buffer stream = frames(before)
       .appendIntLE((int) badLength)
       .appendBuffer(Buffer.buffer(new byte[100]))
-      .appendBuffer(Frames.frame(Buffer.buffer("after")));
+      .appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer("after")));
     deploy(vertx, new JsonObject().put("maxFrameSize", max), new EchoHandler(), metrics)
       .compose(port -> RawConnection.open(vertx, port)
         .compose(c -> c.write(stream)
@@ -210,7 +210,7 @@ class FrameEchoServerTest {
     int frameCount = 256;
     AtomicLong bytesTakenIn = new AtomicLong();
     RequestHandler countingEcho = request -> {
-      bytesTakenIn.addAndGet(Frames.HEADER_SIZE + request.length());
+      bytesTakenIn.addAndGet(LengthField.DEFAULT.headerSize() + request.length());
       return Future.succeededFuture(request);
     };
     deploy(vertx, new JsonObject(), countingEcho)
@@ -230,7 +230,7 @@ class FrameEchoServerTest {
         Runnable[] pump = new Runnable[1];
         pump[0] = () -> {
           while (sent[0] < frameCount && !c.socket().writeQueueFull()) {
-            c.write(Frames.frame(payload(frameSize, sent[0]++)));
+            c.write(LengthField.DEFAULT.frame(payload(frameSize, sent[0]++)));
           }
           if (sent[0] < frameCount) {
             c.socket().drainHandler(v -> pump[0].run());
@@ -251,7 +251,7 @@ class FrameEchoServerTest {
 
   @Test
   void closeAtFrameBoundaryIsClientClosed(Vertx vertx, VertxTestContext ctx) {
-    endOfConnectionScenario(vertx, ctx, Frames.frame(Buffer.buffer("bye")), 1, false, Set.of(CloseReason.CLIENT_CLOSED));
+    endOfConnectionScenario(vertx, ctx, LengthField.DEFAULT.frame(Buffer.buffer("bye")), 1, false, Set.of(CloseReason.CLIENT_CLOSED));
   }
 
   @Test
@@ -284,7 +284,7 @@ class FrameEchoServerTest {
             assertTrue(reasons.contains(closed.get(0)), closed.get(0) + ", not one of " + reasons);
           });
           // The connection opened before is untouched, and new ones are served.
-          return bystander.write(Frames.frame(Buffer.buffer("ok"))).compose(x -> bystander.expectFrames(1));
+          return bystander.write(LengthField.DEFAULT.frame(Buffer.buffer("ok"))).compose(x -> bystander.expectFrames(1));
         })
         .compose(v -> bystander.close())
         .compose(v -> stillServing(vertx, port)))))
@@ -386,7 +386,7 @@ class FrameEchoServerTest {
       ctx.verify(() -> assertEquals(port, instances.get(1).actualPort(), "both instances on one port"));
       List<Future<Void>> clients = new ArrayList<>();
       for (int i = 0; i < 6; i++) {
-        clients.add(RawConnection.open(vertx, port).compose(c -> c.write(Frames.frame(Buffer.buffer("hi")))
+        clients.add(RawConnection.open(vertx, port).compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer("hi")))
           .compose(v -> c.expectFrames(1)).compose(r -> c.close())));
       }
       return Future.all(clients);

@@ -2,7 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.server.impl.connection.EchoHandler;
 import ch.qos.logback.classic.Level;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.server.impl.shared.LogSummary;
@@ -174,7 +174,7 @@ class HostileClientTest {
 
   /** Sends one frame; completes with true if it was answered, false if the server closed the connection. */
   static Future<Boolean> tryServe(RawConnection c) {
-    return c.write(Frames.frame(Buffer.buffer("x"))).transform(ar -> c.expectFrames(1)).map(r -> true).otherwise(false);
+    return c.write(LengthField.DEFAULT.frame(Buffer.buffer("x"))).transform(ar -> c.expectFrames(1)).map(r -> true).otherwise(false);
   }
 
   @Test
@@ -277,7 +277,7 @@ class HostileClientTest {
         Runnable[] pump = new Runnable[1];
         pump[0] = () -> {
           while (!c.closed().isComplete() && sent[0] < 512 && !c.socket().writeQueueFull()) {
-            c.write(Frames.frame(payload(1 << 20, sent[0]++)));
+            c.write(LengthField.DEFAULT.frame(payload(1 << 20, sent[0]++)));
           }
           if (!c.closed().isComplete() && sent[0] < 512) {
             c.socket().drainHandler(v -> pump[0].run());
@@ -315,7 +315,7 @@ class HostileClientTest {
             assertEquals(List.of(CloseReason.PROTOCOL_ERROR, CloseReason.PROTOCOL_ERROR), metrics.closeReasons(),
               "those two connections only, the bystander is open");
           });
-          return bystander.write(Frames.frame(Buffer.buffer("fine"))).compose(v -> bystander.expectFrames(1));
+          return bystander.write(LengthField.DEFAULT.frame(Buffer.buffer("fine"))).compose(v -> bystander.expectFrames(1));
         })
         .eventually(bystander::close)
         .compose(v -> recovered(vertx, port))))
@@ -345,7 +345,7 @@ class HostileClientTest {
         c.stopReading();
         byte[] big = new byte[32 << 20];
         Arrays.fill(big, (byte) 'r');
-        return c.write(Frames.frame(Buffer.buffer(big)))
+        return c.write(LengthField.DEFAULT.frame(Buffer.buffer(big)))
           .compose(v -> bigRequestSeen.future())
           .compose(v -> c.close())
           .compose(v -> metrics.closes(2))
@@ -391,13 +391,13 @@ class HostileClientTest {
     RequestHandler echo = echoTelling(bigRequestSeen);
     deploy(vertx, new JsonObject().put("shutdownTimeoutMs", 1500), echo).compose(d -> {
       // A: one whole frame, then half of another; B: idle; C: a 32 MiB answer it never reads.
-      Future<RawConnection> a = RawConnection.open(vertx, d.port).compose(c -> c.write(Frames.frame(Buffer.buffer("done"))
+      Future<RawConnection> a = RawConnection.open(vertx, d.port).compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer("done"))
         .appendBuffer(Buffer.buffer().appendIntLE(10).appendString("abc"))).compose(v -> c.expectFrames(1)).map(c));
       Future<RawConnection> b = a.compose(v -> RawConnection.open(vertx, d.port));
       Future<RawConnection> cFuture = b.compose(v -> RawConnection.open(vertx, d.port)).compose(c -> {
         c.stopReading();
         byte[] big = new byte[32 << 20];
-        return c.write(Frames.frame(Buffer.buffer(big))).compose(v -> bigRequestSeen.future()).map(c);
+        return c.write(LengthField.DEFAULT.frame(Buffer.buffer(big))).compose(v -> bigRequestSeen.future()).map(c);
       });
       return cFuture.compose(c -> vertx.undeploy(d.id)
         .compose(v -> {
@@ -458,7 +458,7 @@ class HostileClientTest {
         for (int i = 0; i < conns.size(); i++) {
           RawConnection c = conns.get(i);
           Buffer mine = Buffer.buffer("idle " + i);
-          all.add(c.write(Frames.frame(mine)).compose(x -> c.expectFrames(1)).compose(r -> {
+          all.add(c.write(LengthField.DEFAULT.frame(mine)).compose(x -> c.expectFrames(1)).compose(r -> {
             answered.incrementAndGet();
             return r.get(0).equals(mine) ? Future.<Void>succeededFuture() : Future.<Void>failedFuture("wrong answer");
           }));
@@ -496,7 +496,7 @@ class HostileClientTest {
           c.stopReading();
           byte[] bytes = new byte[size];
           Arrays.fill(bytes, (byte) ('a' + n));
-          c.write(Frames.frame(Buffer.buffer(bytes)));
+          c.write(LengthField.DEFAULT.frame(Buffer.buffer(bytes)));
           return null;
         }));
       }
@@ -504,7 +504,7 @@ class HostileClientTest {
         long peak = limits(vertx).budget().peak();
         ctx.verify(() -> {
           assertTrue(stalledAt >= 1 && stalledAt < clients, stalledAt + " frames taken in while the budget is spent");
-          assertTrue(peak <= (64L << 20) + Frames.HEADER_SIZE + (32 << 20) + (1 << 20),
+          assertTrue(peak <= (64L << 20) + LengthField.DEFAULT.headerSize() + (32 << 20) + (1 << 20),
             "held " + peak + " bytes over a 64 MiB budget and its 32 MiB completion reserve");
         });
         List<Future<Void>> answered = new ArrayList<>();
@@ -530,7 +530,7 @@ class HostileClientTest {
         for (int i = 0; i < 8; i++) {
           int n = i;
           talking = talking.compose(v -> vertx.timer(200, TimeUnit.MILLISECONDS))
-            .compose(t -> active.write(Frames.frame(Buffer.buffer("ping " + n))))
+            .compose(t -> active.write(LengthField.DEFAULT.frame(Buffer.buffer("ping " + n))))
             .compose(v -> active.expectFrames(n + 1)).mapEmpty();
         }
         return talking.compose(v -> {
@@ -586,7 +586,7 @@ class HostileClientTest {
       for (int i = 0; i < count; i++) {
         byte[] bytes = new byte[size];
         Arrays.fill(bytes, (byte) i);
-        c.write(Frames.frame(Buffer.buffer(bytes)));
+        c.write(LengthField.DEFAULT.frame(Buffer.buffer(bytes)));
       }
       return Quiet.until(vertx, handled::get, 10).compose(stalledAt -> {
         long peak = limits(vertx).budget().peak();

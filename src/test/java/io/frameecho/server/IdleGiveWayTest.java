@@ -1,6 +1,6 @@
 package io.frameecho.server;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.OneEventLoop;
 import io.frameecho.testkit.RecordingMetrics;
@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class IdleGiveWayTest {
 
-  private static final byte[] HELLO = Frames.frame(io.vertx.core.buffer.Buffer.buffer("hello")).getBytes();
+  private static final byte[] HELLO = LengthField.DEFAULT.frame(io.vertx.core.buffer.Buffer.buffer("hello")).getBytes();
 
   private static final long GIVE_WAY_MS = 300;
 
@@ -257,7 +257,7 @@ class IdleGiveWayTest {
     sockets.add(nonReader);
     // More than the kernel's buffers on both sides take of its echo: the rest stays held.
     byte[] big = new byte[16 << 20];
-    nonReader.getOutputStream().write(Frames.frame(io.vertx.core.buffer.Buffer.buffer(big)).getBytes());
+    nonReader.getOutputStream().write(LengthField.DEFAULT.frame(io.vertx.core.buffer.Buffer.buffer(big)).getBytes());
     // Its echo is produced and held, unread: the budget stays over its limit.
     metrics.until(m -> m.requests() >= 1).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     for (int i = 0; i < 2; i++) {

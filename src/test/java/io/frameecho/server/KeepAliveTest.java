@@ -1,6 +1,6 @@
 package io.frameecho.server;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.OneEventLoop;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Vertx;
@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class KeepAliveTest {
 
-  private static final byte[] HELLO = Frames.frame(Buffer.buffer("hello")).getBytes();
+  private static final byte[] HELLO = LengthField.DEFAULT.frame(Buffer.buffer("hello")).getBytes();
   /** {@code /proc/net/tcp} counts timers in clock ticks (USER_HZ). */
   private static final int TICKS_PER_SECOND = 100;
 

@@ -1,6 +1,6 @@
 package io.frameecho.server;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.DeploymentLimits;
 import io.frameecho.testkit.OneEventLoop;
 import io.frameecho.testkit.RecordingMetrics;
@@ -44,8 +44,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PausedReadingTest {
 
-  private static final byte[] HOLD = Frames.frame(Buffer.buffer("hold")).getBytes();
-  private static final byte[] HELLO = Frames.frame(Buffer.buffer("hello")).getBytes();
+  private static final byte[] HOLD = LengthField.DEFAULT.frame(Buffer.buffer("hold")).getBytes();
+  private static final byte[] HELLO = LengthField.DEFAULT.frame(Buffer.buffer("hello")).getBytes();
 
   private final List<Promise<Buffer>> held = new CopyOnWriteArrayList<>();
   private final CompletableFuture<Void> firstHeld = new CompletableFuture<>();
@@ -112,7 +112,7 @@ class PausedReadingTest {
     for (int i = 0; i < 64; i++) {
       byte[] payload = new byte[512];
       payload[0] = (byte) i;
-      more.write(Frames.frame(Buffer.buffer(payload)).getBytes());
+      more.write(LengthField.DEFAULT.frame(Buffer.buffer(payload)).getBytes());
       payloads.add(payload);
     }
     return more.toByteArray();

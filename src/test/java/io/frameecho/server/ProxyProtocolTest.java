@@ -1,6 +1,6 @@
 package io.frameecho.server;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
@@ -65,7 +65,7 @@ class ProxyProtocolTest {
     return RawConnection.open(vertx, port).compose(c -> {
       opened.add(c);
       // 21 bytes: without a header, enough for the decoder to tell it is none (it needs 13 to decide).
-      Buffer frame = Frames.frame(Buffer.buffer("hello, frame-echo"));
+      Buffer frame = LengthField.DEFAULT.frame(Buffer.buffer("hello, frame-echo"));
       return c.write(header.copy().appendBuffer(frame)).transform(ar -> c.expectFrames(1))
         .map(frames -> frames.get(0).equals(Buffer.buffer("hello, frame-echo"))).otherwise(false);
     });

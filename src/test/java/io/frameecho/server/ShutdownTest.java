@@ -2,7 +2,7 @@ package io.frameecho.server;
 
 import io.frameecho.server.impl.connection.EchoHandler;
 import ch.qos.logback.classic.Level;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
@@ -79,7 +79,7 @@ class ShutdownTest {
     }
     return deploy(vertx, new JsonObject()).compose(d -> {
       Future<Void> before = !served ? Future.succeededFuture()
-        : RawConnection.open(vertx, d.port()).compose(c -> c.write(Frames.frame(Buffer.buffer("x")))
+        : RawConnection.open(vertx, d.port()).compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer("x")))
           .compose(v -> c.expectFrames(1)).compose(f -> c.close()));
       return before.compose(v -> vertx.undeploy(d.id())).compose(v -> refused(vertx, d.port()))
         .compose(wasRefused -> {
@@ -162,7 +162,7 @@ class ShutdownTest {
         String payload = "pooled-" + i;
         chain = chain.compose(v -> RawConnection.open(vertx, d.port())).compose(c -> {
           pool.add(c);
-          return c.write(Frames.frame(Buffer.buffer(payload))).compose(v -> c.expectFrames(1)).mapEmpty();
+          return c.write(LengthField.DEFAULT.frame(Buffer.buffer(payload))).compose(v -> c.expectFrames(1)).mapEmpty();
         });
       }
       return chain.compose(v -> vertx.undeploy(d.id()))
@@ -189,8 +189,8 @@ class ShutdownTest {
     deploy(vertx, new JsonObject()).compose(d -> RawConnection.open(vertx, d.port()).compose(c ->
       connectionLog.await(Level.DEBUG, "new client from").compose(accepted -> {
         Future<Void> undeployed = vertx.undeploy(d.id());
-        Buffer requests = Frames.frame(Buffer.buffer("one")).appendBuffer(Frames.frame(Buffer.buffer("two")))
-          .appendBuffer(Frames.frame(Buffer.buffer("three")));
+        Buffer requests = LengthField.DEFAULT.frame(Buffer.buffer("one")).appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer("two")))
+          .appendBuffer(LengthField.DEFAULT.frame(Buffer.buffer("three")));
         return c.write(requests).compose(v -> c.closed()).compose(v -> undeployed).map(v -> c);
       }))).onComplete(ctx.succeeding(c -> ctx.verify(() -> {
         assertEquals(List.of(Buffer.buffer("one"), Buffer.buffer("two"), Buffer.buffer("three")), c.received());

@@ -1,7 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.client.FrameClient;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
@@ -141,7 +141,7 @@ class TlsHandshakeTest {
     await(silent.closed());
 
     RawConnection plain = open(vertx, port);
-    await(plain.write(Frames.frame(Buffer.buffer("in clear"))));
+    await(plain.write(LengthField.DEFAULT.frame(Buffer.buffer("in clear"))));
     await(metrics.handshakesFailed(HandshakeFailure.NOT_TLS, 1));
     await(plain.closed());
     assertTrue(plain.received().isEmpty());

@@ -1,7 +1,7 @@
 package io.frameecho.server;
 
 import io.frameecho.client.FrameClient;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.testkit.RawConnection;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -95,7 +95,7 @@ class TlsTest {
   @Test
   void plainTextClientIsClosedAndNothingHangs(Vertx vertx, VertxTestContext ctx) {
     deployTls(vertx).compose(port -> RawConnection.open(vertx, port)
-        .compose(c -> c.write(Frames.frame(Buffer.buffer("in clear"))).compose(v -> c.closed()).map(v -> c.received()))
+        .compose(c -> c.write(LengthField.DEFAULT.frame(Buffer.buffer("in clear"))).compose(v -> c.closed()).map(v -> c.received()))
         .compose(received -> {
           ctx.verify(() -> assertTrue(received.isEmpty()));
           // And the server still serves TLS clients.

@@ -1,7 +1,7 @@
 package io.frameecho.testkit;
 
 import io.frameecho.protocol.FrameParser;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -36,7 +36,7 @@ public final class RawConnection {
     this.responses = FrameParser.reading(socket, Integer.MAX_VALUE, new FrameParser.Listener() {
       @Override
       public void frame(ByteBuf whole) {
-        Buffer frame = Frames.payload(whole);
+        Buffer frame = LengthField.DEFAULT.message(whole);
         if (frameConsumer != null) {
           frameConsumer.handle(frame);
           return;

@@ -6,19 +6,18 @@ import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.CappedReads;
 import io.frameecho.server.impl.netty.ChannelSocket;
-import io.frameecho.server.impl.netty.HeldNewcomers;
+import io.frameecho.server.impl.netty.WaitingSockets;
 import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.frameecho.server.impl.shared.Ticker;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetSocket;
-import io.vertx.core.net.SocketAddress;
 
 import java.util.function.BooleanSupplier;
 
 /**
  * The book's {@code handle_accept} decision for one server instance: every accepted socket takes a slot of the
  * limits, or waits for a connection to give way to it, or is turned away. With every slot of {@code maxConnections}
- * taken, the newcomer waits for the loop's next poll of its sockets ({@link WaitingNewcomers}), then the connection
+ * taken, the newcomer waits for the loop's next poll of its sockets ({@link WaitingSockets}), then the connection
  * idle longest on this event loop gives its slot to it; only when none can is the newcomer turned away. On the
  * server's event loop only.
  */
@@ -42,7 +41,7 @@ final class Admission {
   private final BooleanSupplier stopping;
   private final long refusalLingerMs;
   /** Newcomers waiting for a connection to give way to them. */
-  private final WaitingNewcomers<Newcomer> newcomers;
+  private final WaitingSockets newcomers;
 
   /**
    * Admits into {@code limits}; {@code order} says who gives way; {@code serving} takes an admitted socket; while
@@ -58,16 +57,12 @@ final class Admission {
     this.serving = serving;
     this.stopping = stopping;
     this.refusalLingerMs = Math.min(lingerMs, REFUSAL_LINGER_MS);
-    this.newcomers = new WaitingNewcomers<>(ticker, this::decide);
-  }
-
-  /** A socket that waits for a slot, from {@code ip}. */
-  private record Newcomer(NetSocket socket, String ip) {
+    this.newcomers = new WaitingSockets(ticker, this::decide);
   }
 
   /** A socket just accepted. */
   void accept(NetSocket socket) {
-    accept(socket, clientAddress(socket.remoteAddress()));
+    accept(socket, ConnectionLimits.addressKey(socket.remoteAddress()));
   }
 
   /**
@@ -84,8 +79,7 @@ final class Admission {
     Rejection rejection = limits.tryAcquire(ip);
     if (rejection == Rejection.MAX_CONNECTIONS) {
       if (mayWait(order.givesWay(), stopping.getAsBoolean(), newcomers.size(), order.size())) {
-        HeldNewcomers.hold(socket);
-        newcomers.add(new Newcomer(socket, ip));
+        newcomers.add(socket, ip);
         return;
       }
       rejection = limits.reject(Rejection.MAX_CONNECTIONS, ip);
@@ -106,14 +100,7 @@ final class Admission {
    * After the loop has read what its connections' clients sent: the newcomer takes a free slot, or the slot of the
    * connection quiet longest since before it arrived, or is turned away.
    */
-  private void decide(Newcomer newcomer, long arrivedNanos) {
-    NetSocket socket = newcomer.socket();
-    if (!HeldNewcomers.isOpen(socket)) {
-      // Its client left while it waited; it held no slot.
-      return;
-    }
-    HeldNewcomers.readAgain(socket);
-    String ip = newcomer.ip();
+  private void decide(NetSocket socket, String ip, long arrivedNanos) {
     Rejection rejection = limits.tryAcquire(ip);
     Connection idle = null;
     if (rejection == Rejection.MAX_CONNECTIONS) {
@@ -139,22 +126,11 @@ final class Admission {
 
   /** The server is stopping: newcomers still waiting for a slot are turned away, as over {@code maxConnections}. */
   void turnAwayWaiting() {
-    for (Newcomer newcomer : newcomers.removeAll()) {
-      if (HeldNewcomers.isOpen(newcomer.socket())) {
-        HeldNewcomers.readAgain(newcomer.socket());
-        admit(newcomer.socket(), newcomer.ip(), limits.reject(Rejection.MAX_CONNECTIONS, newcomer.ip()), null);
-      }
-    }
+    newcomers.turnAway((socket, ip, arrivedNanos) -> admit(socket, ip, limits.reject(Rejection.MAX_CONNECTIONS, ip), null));
   }
 
   /** The server is closing: Vert.x closes the waiting sockets with the others; none is decided for afterwards. */
   void forgetWaiting() {
-    newcomers.removeAll();
-  }
-
-  /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
-  static String clientAddress(SocketAddress remote) {
-    return remote == null ? "unknown" : remote.isDomainSocket() ? "unix"
-      : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
+    newcomers.forget();
   }
 }

@@ -10,6 +10,7 @@ import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
+import io.frameecho.server.impl.netty.ProxyProtocol;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
 import io.frameecho.server.impl.ops.Operations;
@@ -65,7 +66,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   /** The TLS handshakes under way, or null for plain TCP. */
   private TlsHandshakes handshakes;
   /** The PROXY protocol headers awaited, or null without {@code useProxyProtocol}. */
-  private ProxyHeaders proxyHeaders;
+  private ProxyProtocol proxyProtocol;
   /** The clock and timers of this server's connections and of its activity order. */
   private final Ticker ticker;
   /** This instance's connections from the least to the most recently active; on its event loop only. */
@@ -163,11 +164,13 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (tls != null) {
       handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
-    proxyHeaders = ProxyHeaders.ifAskedFor(options, context, ticker, limits, metrics);
+    // Only then is ProxyProtocol loaded: it needs netty-codec-haproxy, which an embedder may leave out.
+    proxyProtocol = !options.getNetServerOptions().isUseProxyProtocol() ? null : new ProxyProtocol(options, context, ticker,
+      limits, metrics, Math.min(options.getLingerTimeoutMs(), Admission.REFUSAL_LINGER_MS));
     admission = new Admission(vertx, limits, metrics, order, ticker, options.getLingerTimeoutMs(), () -> shutdown != null,
       (socket, ip) -> {
-        if (proxyHeaders != null) {
-          proxyHeaders.begin(socket, this::serve);
+        if (proxyProtocol != null) {
+          proxyProtocol.begin(socket, this::serve);
         } else if (handshakes != null) {
           handshakes.begin(socket, ip, established -> serve(established, ip, null));
         } else {
@@ -178,7 +181,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     SocketAddress unixSocket = options.unixSocketAddress();
     Supplier<Future<NetServer>> bind = () -> unixSocket == null ? netServer.listen()
       : UnixSocketListener.listen(vertx, context, netServer, unixSocket);
-    handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyHeaders != null);
+    handover = Handover.ifAskedFor(vertx, context, options, handshakes != null, proxyProtocol != null);
     Future<NetServer> bound = handover == null ? bind.get() : handover.bind(bind, netOptions, admission::accept,
       instances ? limits.entryPort() : 0);
     return bound.onFailure(e -> detach()).map(s -> {
@@ -256,9 +259,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (listener == null) {
       listener = Listener.of(socket);
     }
-    if (proxyHeaders == null) {
+    if (proxyProtocol == null) {
       admission.accept(socket);
-    } else if (proxyHeaders.fromTrustedPeer(socket)) {
+    } else if (proxyProtocol.fromTrustedPeer(socket)) {
       admission.acceptUnaddressed(socket);
     }
   }
@@ -268,7 +271,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
    * {@code client} is the address its header carried, or null for the socket's own.
    */
   private void serve(NetSocket socket, String ip, SocketAddress client) {
-    if (shutdown != null && (handshakes != null || proxyHeaders != null)) {
+    if (shutdown != null && (handshakes != null || proxyProtocol != null)) {
       // Handshakes under way were closed when shutdown began (one that finishes anyway is closed too). A plain
       // socket accepted while stopping is served below, with the grace for its first request.
       limits.release(ip);
@@ -279,9 +282,9 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (onLoop == null) {
       onLoop = task -> loop.runOnContext(v -> task.run());
     }
-    AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer,
+    AcceptedSocket accepted = ChannelSocket.accepted(socket, client, loop, options.getWriteQueueMaxSize(), shutdownPacer,
       handover == null ? null : handover::successor);
-    Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
+    Connection connection = Connection.accept(accepted, onLoop,
       requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
         limits.release(ip, order.gaveWay(closed));
         drain.closed(closed, closed.ending());
@@ -336,8 +339,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (handshakes != null) {
       handshakes.closeAll();
     }
-    if (proxyHeaders != null) {
-      proxyHeaders.closeAll();
+    if (proxyProtocol != null) {
+      proxyProtocol.closeAll();
     }
     admission.turnAwayWaiting();
     Promise<Void> unbound = Promise.promise();
@@ -381,8 +384,8 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     if (shutdown == null) {
       operations.stoppedListening();
     }
-    if (proxyHeaders != null) {
-      proxyHeaders.closeAll();
+    if (proxyProtocol != null) {
+      proxyProtocol.closeAll();
     }
     if (handshakes != null) {
       handshakes.closeAll();

@@ -112,7 +112,7 @@ public final class StartupChecks {
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e);
     }
-    // The PROXY protocol's header is read by frame-echo once a socket has its slot (ProxyHeaders); Vert.x's own reader
+    // The PROXY protocol's header is read by frame-echo once a socket has its slot (ProxyProtocol); Vert.x's own reader
     // would run before the socket is counted anywhere.
     NetServerOptions netOptions = keepAlive(options, new NetServerOptions(options.getNetServerOptions()))
       .setUseProxyProtocol(false)

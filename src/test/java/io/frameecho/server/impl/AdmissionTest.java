@@ -1,5 +1,6 @@
 package io.frameecho.server.impl;
 
+import io.frameecho.server.impl.shared.ConnectionLimits;
 import io.vertx.core.net.SocketAddress;
 import org.junit.jupiter.api.Test;
 
@@ -27,8 +28,8 @@ class AdmissionTest {
 
   @Test
   void aClientIsLimitedByItsIpAddressAndUnixPeersShareOne() {
-    assertEquals("127.0.0.1", Admission.clientAddress(SocketAddress.inetSocketAddress(1234, "127.0.0.1")));
-    assertEquals("unix", Admission.clientAddress(SocketAddress.domainSocketAddress("/tmp/frame-echo.sock")));
-    assertEquals("unknown", Admission.clientAddress(null));
+    assertEquals("127.0.0.1", ConnectionLimits.addressKey(SocketAddress.inetSocketAddress(1234, "127.0.0.1")));
+    assertEquals("unix", ConnectionLimits.addressKey(SocketAddress.domainSocketAddress("/tmp/frame-echo.sock")));
+    assertEquals("unknown", ConnectionLimits.addressKey(null));
   }
 }

@@ -1,7 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.FrameTooLargeException;
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.impl.connection.ReadGate.Reason;
@@ -34,7 +34,7 @@ final class ConnectionLog {
   private final int messageOffset;
 
   ConnectionLog(SocketAddress remote, ConnectionLogs limits) {
-    this(remote, limits, Frames.HEADER_SIZE);
+    this(remote, limits, LengthField.DEFAULT.headerSize());
   }
 
   ConnectionLog(SocketAddress remote, ConnectionLogs limits, int messageOffset) {

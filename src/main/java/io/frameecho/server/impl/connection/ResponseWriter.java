@@ -1,6 +1,5 @@
 package io.frameecho.server.impl.connection;
 
-import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.netty.buffer.ByteBuf;
@@ -76,7 +75,7 @@ final class ResponseWriter {
     int length = payload.length();
     Buffer body = payload;
     if (ownForm) {
-      socket.write(Frames.header(length));
+      socket.write(Buffer.buffer(LengthField.DEFAULT.headerSize()).appendIntLE(length));
     } else {
       // A kept header alone is written with the budget's callback.
       Buffer header = header(payload, prefix);
@@ -107,7 +106,7 @@ final class ResponseWriter {
       return;
     }
     if (gathered == null) {
-      gathered = Buffer.buffer(Frames.HEADER_SIZE + length);
+      gathered = Buffer.buffer(form.headerSize() + length);
     }
     if (ownForm) {
       gathered.appendIntLE(length).appendBuffer(payload);

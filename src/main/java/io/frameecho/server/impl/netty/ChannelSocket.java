@@ -60,19 +60,20 @@ public final class ChannelSocket implements ConnectionSocket {
 
   /** Wraps an accepted socket, unwritable at {@code writeQueueMaxSize} queued bytes and writable again at half. */
   public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize) {
-    return accepted(socket, context, writeQueueMaxSize, Runnable::run, null);
+    return accepted(socket, null, context, writeQueueMaxSize, Runnable::run, null);
   }
 
   /**
-   * As {@link #accepted(NetSocket, Context, int)}, with shutdown events paced by {@code shutdownPacing} and a close
-   * for shutdown handed over to {@code successor}'s process when possible (null: no handover).
+   * As {@link #accepted(NetSocket, Context, int)}, with the client at {@code client} (the address a PROXY protocol
+   * header carried; null: the socket's peer), shutdown events paced by {@code shutdownPacing} and a close for shutdown
+   * handed over to {@code successor}'s process when possible (null: no handover).
    */
-  public static AcceptedSocket accepted(NetSocket socket, Context context, int writeQueueMaxSize, Consumer<Runnable> shutdownPacing,
-                                        Supplier<Successor> successor) {
+  public static AcceptedSocket accepted(NetSocket socket, SocketAddress client, Context context, int writeQueueMaxSize,
+                                        Consumer<Runnable> shutdownPacing, Supplier<Successor> successor) {
     return new AcceptedSocket() {
       @Override
       public SocketAddress remoteAddress() {
-        return socket.remoteAddress();
+        return client != null ? client : socket.remoteAddress();
       }
 
       @Override
@@ -87,7 +88,7 @@ public final class ChannelSocket implements ConnectionSocket {
 
       @Override
       public void deliverEarlyReads(Events events) {
-        HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), events);
+        Sockets.deliverEarlyReads(Sockets.channelOf(socket), events);
       }
     };
   }
@@ -95,7 +96,7 @@ public final class ChannelSocket implements ConnectionSocket {
   /** Wires {@code socket}'s events to {@code events}; once, on the socket's event loop. */
   static ChannelSocket attach(NetSocket socket, Context context, int writeQueueMaxSize, Events events, Consumer<Runnable> shutdownPacing) {
     ChannelSocket attached = new ChannelSocket(socket);
-    attached.inputShutdown = HeldNewcomers.inputEnded(attached.channel);
+    attached.inputShutdown = Sockets.inputEnded(attached.channel);
     // Setting the water marks costs an object per connection; skip it when Netty's defaults already match.
     ChannelConfig config = attached.channel.config();
     if (config.getWriteBufferHighWaterMark() != writeQueueMaxSize || config.getWriteBufferLowWaterMark() != writeQueueMaxSize / 2) {

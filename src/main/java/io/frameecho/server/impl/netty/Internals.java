@@ -20,7 +20,7 @@ public final class Internals {
     return EpollProbe.FOUND.off();
   }
 
-  /** Whether netty-codec-haproxy, needed by {@link ProxyHeader}, is on the class path. */
+  /** Whether netty-codec-haproxy, needed by {@link ProxyProtocol}, is on the class path. */
   public static boolean proxyCodecPresent() {
     try {
       return HAProxyMessageDecoder.class != null;

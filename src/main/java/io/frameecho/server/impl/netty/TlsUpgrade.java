@@ -33,7 +33,7 @@ public final class TlsUpgrade {
   }
 
   /**
-   * Upgrades an accepted socket to TLS, keeping early decrypted reads ({@link HeldNewcomers}); a failure closes it.
+   * Upgrades an accepted socket to TLS, keeping early decrypted reads ({@link Sockets#keepEarlyReads}); a failure closes it.
    * Fails rather than hangs when Vert.x cannot create its TLS handler, whose own future then never completes.
    */
   public static Future<Void> upgradeToTls(NetSocket socket, ServerSSLOptions options) {
@@ -41,8 +41,8 @@ public final class TlsUpgrade {
     Channel channel = internal.channelHandlerContext().channel();
     Promise<Void> upgraded = Promise.promise();
     // Bytes read while held, before any TLS handler, are records nobody will decrypt: drop them.
-    HeldNewcomers.releaseEarlyReads(channel);
-    Sockets.readNettyBuffers(internal, HeldNewcomers.keepEarlyReads(channel));
+    Sockets.releaseEarlyReads(channel);
+    Sockets.readNettyBuffers(internal, Sockets.keepEarlyReads(channel));
     gateReading(channel, Vertx.currentContext(), upgraded);
     socket.upgradeToSsl(options).onComplete(upgrade -> {
       if (upgrade.succeeded()) {

@@ -3,6 +3,7 @@ package io.frameecho.server.impl.shared;
 import io.frameecho.server.HandshakeFailure;
 import io.frameecho.server.Rejection;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.SocketAddress;
 import io.vertx.core.shareddata.Shareable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -158,6 +159,12 @@ public final class ConnectionLimits implements Shareable {
   /** Rate-limited lines about idle connections closed for newcomers. */
   public LogSummary.Cause gaveWayLog() {
     return gaveWay;
+  }
+
+  /** The key of a client's per-address limit: its IP address; every unix-socket peer shares {@code "unix"}. */
+  public static String addressKey(SocketAddress remote) {
+    return remote == null ? "unknown" : remote.isDomainSocket() ? "unix"
+      : remote.hostAddress() != null ? remote.hostAddress() : remote.toString();
   }
 
   /**

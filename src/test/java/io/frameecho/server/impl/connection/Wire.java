@@ -1,6 +1,6 @@
 package io.frameecho.server.impl.connection;
 
-import io.frameecho.protocol.Frames;
+import io.frameecho.protocol.LengthField;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.buffer.Buffer;
@@ -19,12 +19,12 @@ final class Wire {
 
   /** A whole frame, header included, around {@code payload}. */
   static byte[] frame(String payload) {
-    return Frames.frame(Buffer.buffer(payload)).getBytes();
+    return LengthField.DEFAULT.frame(Buffer.buffer(payload)).getBytes();
   }
 
   /** A header alone, announcing {@code payloadLength} bytes. */
   static byte[] header(int payloadLength) {
-    return Frames.header(payloadLength).getBytes();
+    return Buffer.buffer().appendIntLE(payloadLength).getBytes();
   }
 
   static byte[] concat(byte[]... parts) {

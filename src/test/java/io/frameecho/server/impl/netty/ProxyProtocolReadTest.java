@@ -36,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 30, timeUnit = TimeUnit.SECONDS)
-class ProxyHeaderTest {
+class ProxyProtocolReadTest {
 
   private static final byte[] V2_SIGNATURE = {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A};
 
@@ -73,7 +73,7 @@ class ProxyHeaderTest {
   @Test
   void aV1HeaderCarriesTheClientsAddressAndWhatFollowsItPassesOnWithTheHeadersHandlersGone() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     assertFalse(header.isComplete());
     channel.writeInbound(ascii("PROXY TCP4 192.0.2.7 127.0.0.1 40000 1234\r\nafter"));
     assertTrue(header.succeeded(), String.valueOf(header.cause()));
@@ -82,9 +82,8 @@ class ProxyHeaderTest {
     ByteBuf after = channel.readInbound();
     assertEquals("after", after.toString(StandardCharsets.US_ASCII), "the bytes after the header, in the same read");
     after.release();
-    assertNull(channel.pipeline().get(ProxyHeader.GUARD));
-    assertNull(channel.pipeline().get(ProxyHeader.DECODER));
-    assertNull(channel.pipeline().get(ProxyHeader.READER));
+    assertNull(channel.pipeline().get(ProxyProtocol.DECODER));
+    assertNull(channel.pipeline().get(ProxyProtocol.READER));
     assertTrue(channel.isOpen());
     assertFalse(channel.finish());
   }
@@ -92,7 +91,7 @@ class ProxyHeaderTest {
   @Test
   void aV2HeaderSplitAcrossReadsIsWaitedFor() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     byte[] bytes = v2(0x21, 0x11);
     channel.writeInbound(Unpooled.wrappedBuffer(Arrays.copyOfRange(bytes, 0, 7)));
     assertFalse(header.isComplete(), "the start of a v2 signature is no failure");
@@ -108,12 +107,12 @@ class ProxyHeaderTest {
   @Test
   void aBalancersOwnCheckCarriesNoAddress() {
     EmbeddedChannel local = channel();
-    Future<SocketAddress> v2Local = ProxyHeader.read(local);
+    Future<SocketAddress> v2Local = ProxyProtocol.read(local);
     local.writeInbound(Unpooled.wrappedBuffer(v2(0x20, 0x00)));
     assertTrue(v2Local.succeeded(), String.valueOf(v2Local.cause()));
     assertNull(v2Local.result(), "LOCAL");
     EmbeddedChannel unknown = channel();
-    Future<SocketAddress> v1Unknown = ProxyHeader.read(unknown);
+    Future<SocketAddress> v1Unknown = ProxyProtocol.read(unknown);
     unknown.writeInbound(ascii("PROXY UNKNOWN\r\n"));
     assertTrue(v1Unknown.succeeded(), String.valueOf(v1Unknown.cause()));
     assertNull(v1Unknown.result(), "UNKNOWN");
@@ -125,10 +124,10 @@ class ProxyHeaderTest {
   @Test
   void aShortFrameWhereTheHeaderShouldBeFailsAtItsFirstByteAndClosesTheSocket() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     ByteBuf frame = Unpooled.wrappedBuffer(new byte[] {5, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'});
     channel.writeInbound(frame);
-    assertInstanceOf(ProxyHeader.InvalidHeader.class, cause(header));
+    assertInstanceOf(ProxyProtocol.InvalidHeader.class, cause(header));
     assertTrue(cause(header).getMessage().contains("first bytes are not a PROXY protocol header"), cause(header).getMessage());
     assertFalse(channel.isOpen());
     assertEquals(0, frame.refCnt(), "released, not passed on");
@@ -138,18 +137,18 @@ class ProxyHeaderTest {
   @Test
   void bytesThatLeaveTheV2SignatureMidwayFailWithoutWaitingForMore() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     channel.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x00}));
-    assertInstanceOf(ProxyHeader.InvalidHeader.class, cause(header));
+    assertInstanceOf(ProxyProtocol.InvalidHeader.class, cause(header));
     assertFalse(channel.isOpen());
   }
 
   @Test
   void aMalformedV1LineFailsWithTheDecodersReasonAndClosesTheSocket() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     channel.writeInbound(ascii("PROXY FOO 1 2 3 4\r\n"));
-    assertInstanceOf(ProxyHeader.InvalidHeader.class, cause(header));
+    assertInstanceOf(ProxyProtocol.InvalidHeader.class, cause(header));
     assertFalse(cause(header).getMessage().isEmpty());
     assertFalse(channel.isOpen());
   }
@@ -157,9 +156,9 @@ class ProxyHeaderTest {
   @Test
   void aUdpHeaderOnATcpServerIsInvalid() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     channel.writeInbound(Unpooled.wrappedBuffer(v2(0x21, 0x12)));
-    assertInstanceOf(ProxyHeader.InvalidHeader.class, cause(header));
+    assertInstanceOf(ProxyProtocol.InvalidHeader.class, cause(header));
     assertTrue(cause(header).getMessage().startsWith("a UDP"), cause(header).getMessage());
     assertFalse(channel.isOpen());
   }
@@ -167,7 +166,7 @@ class ProxyHeaderTest {
   @Test
   void aClientThatLeavesBeforeItsHeaderFailsItAsClosed() {
     EmbeddedChannel channel = channel();
-    Future<SocketAddress> header = ProxyHeader.read(channel);
+    Future<SocketAddress> header = ProxyProtocol.read(channel);
     channel.writeInbound(ascii("PROXY TCP4 192.0"));
     assertFalse(header.isComplete());
     channel.close();
@@ -178,10 +177,10 @@ class ProxyHeaderTest {
   void aSocketAlreadyClosedOrLeftByVertxIsNotRead() {
     EmbeddedChannel closed = channel();
     closed.close();
-    assertInstanceOf(ClosedChannelException.class, cause(ProxyHeader.read(closed)));
+    assertInstanceOf(ClosedChannelException.class, cause(ProxyProtocol.read(closed)));
     EmbeddedChannel withoutHandler = new EmbeddedChannel();
-    assertInstanceOf(ClosedChannelException.class, cause(ProxyHeader.read(withoutHandler)));
-    assertNull(withoutHandler.pipeline().get(ProxyHeader.GUARD), "nothing placed");
+    assertInstanceOf(ClosedChannelException.class, cause(ProxyProtocol.read(withoutHandler)));
+    assertNull(withoutHandler.pipeline().get(ProxyProtocol.DECODER), "nothing placed");
     assertFalse(withoutHandler.finish());
   }
 
@@ -190,7 +189,7 @@ class ProxyHeaderTest {
     CompletableFuture<String> result = new CompletableFuture<>();
     NetServer server = vertx.createNetServer().connectHandler(socket -> {
       Context context = Vertx.currentContext();
-      ProxyHeader.read(socket).onComplete(header -> {
+      ProxyProtocol.read(socket).onComplete(header -> {
         if (header.failed()) {
           result.completeExceptionally(header.cause());
           return;
@@ -198,7 +197,7 @@ class ProxyHeaderTest {
         // Once the read that completed the header has been handed on whole, as a connection would be attached.
         context.runOnContext(v -> {
           StringBuilder kept = new StringBuilder(header.result().host() + "|");
-          HeldNewcomers.deliverEarlyReads(Sockets.channelOf(socket), bytesTo(kept));
+          Sockets.deliverEarlyReads(Sockets.channelOf(socket), bytesTo(kept));
           result.complete(kept.toString());
         });
       });

@@ -15,11 +15,9 @@ import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A held socket reads nothing; what came before its connection is handed over first, then the end; or released. */
-class HeldNewcomersTest {
+/** What a socket read before its connection is handed over first, then the end its client sent; or released. */
+class SocketsTest {
 
   private final List<String> events = new ArrayList<>();
 
@@ -31,30 +29,19 @@ class HeldNewcomersTest {
   }
 
   @Test
-  void aHeldSocketReadsNothingUntilItIsDecidedFor() {
-    EmbeddedChannel channel = channel();
-    HeldNewcomers.hold(channel);
-    assertFalse(channel.config().isAutoRead());
-    assertTrue(channel.pipeline().get(HeldNewcomers.HELD) != null);
-    HeldNewcomers.readAgain(channel);
-    assertTrue(channel.config().isAutoRead());
-    assertNull(channel.pipeline().get(HeldNewcomers.HELD));
-  }
-
-  @Test
   void whatWasReadComesFirstThenTheEndItsClientSentWhileHeld() {
     EmbeddedChannel channel = channel();
-    HeldNewcomers.hold(channel);
-    Consumer<ByteBuf> reads = HeldNewcomers.keepEarlyReads(channel);
+    WaitingSockets.hold(channel);
+    Consumer<ByteBuf> reads = Sockets.keepEarlyReads(channel);
     reads.accept(bytes("one"));
     reads.accept(bytes("two"));
     channel.pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
-    HeldNewcomers.readAgain(channel);
+    WaitingSockets.readAgain(channel);
     assertFalse(channel.config().isAutoRead(), "nothing is left to read after the end");
-    HeldNewcomers.deliverEarlyReads(channel, recorder());
+    Sockets.deliverEarlyReads(channel, recorder());
     assertEquals(List.of("one", "two", "end"), events);
     events.clear();
-    HeldNewcomers.deliverEarlyReads(channel, recorder());
+    Sockets.deliverEarlyReads(channel, recorder());
     assertEquals(List.of("end"), events, "the reads are handed over once");
   }
 
@@ -62,19 +49,19 @@ class HeldNewcomersTest {
   void whatWasReadIsReleasedIfTheSocketClosesFirst() {
     EmbeddedChannel channel = channel();
     ByteBuf early = bytes("early");
-    HeldNewcomers.keepEarlyReads(channel).accept(early);
+    Sockets.keepEarlyReads(channel).accept(early);
     channel.close();
     assertEquals(0, early.refCnt());
-    HeldNewcomers.deliverEarlyReads(channel, recorder());
+    Sockets.deliverEarlyReads(channel, recorder());
     assertEquals(List.of(), events);
   }
 
   @Test
   void aSocketNeverHeldHasNothingToDeliver() {
     EmbeddedChannel channel = channel();
-    HeldNewcomers.deliverEarlyReads(channel, recorder());
+    Sockets.deliverEarlyReads(channel, recorder());
     assertEquals(List.of(), events);
-    assertFalse(HeldNewcomers.inputEnded(channel));
+    assertFalse(Sockets.inputEnded(channel));
   }
 
   private static ByteBuf bytes(String text) {

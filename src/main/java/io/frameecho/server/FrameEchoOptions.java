@@ -1,16 +1,18 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
-import io.frameecho.server.impl.ConfigValues;
-import io.frameecho.server.impl.NetServerOptionsJson;
 import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.LengthField;
+import io.frameecho.server.impl.ConfigValues;
+import io.frameecho.server.impl.NetServerOptionsJson;
 import io.frameecho.server.impl.StartupChecks;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.annotations.GenIgnore;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * The server's settings, with their defaults and the one place where they are validated.
@@ -22,7 +24,12 @@ import java.util.List;
  * {@link #FrameEchoOptions(JsonObject)} reads the verticle's {@code config()}: an absent key keeps its
  * default; a value of the wrong type, out of range, or an unknown key throws
  * {@link IllegalArgumentException} naming the key and the reason, so a bad configuration fails at start.
+ * <p>
+ * A Vert.x data object: its JSON converter ({@code FrameEchoOptionsConverter}) is generated from the getters and
+ * setters; {@code framing} and {@code netServerOptions}, read and written by their own code, are left out of it.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class FrameEchoOptions {
 
   public static final String DEFAULT_HOST = "0.0.0.0";
@@ -84,11 +91,16 @@ public class FrameEchoOptions {
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
 
+  /** The defaults. */
   public FrameEchoOptions() {
   }
 
+  /** A copy of {@code other}: its sections and Vert.x's options are copies too. */
   public FrameEchoOptions(FrameEchoOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.FRAME_ECHO);
+    // Through the converter, without the checks of the JSON constructor: a copy is made as it is, and checked at listen.
+    FrameEchoOptionsConverter.fromJson(other.toJson(), this);
+    framing = other.framing;
+    netServerOptions = new NetServerOptions(other.netServerOptions);
   }
 
   /**
@@ -97,20 +109,32 @@ public class FrameEchoOptions {
    * @throws IllegalArgumentException naming the key, on an unknown key or a bad value
    */
   public FrameEchoOptions(JsonObject json) {
-    OptionKey.readJson(json, "", ConfigKeys.FRAME_ECHO, this);
+    ConfigValues.check(json, "", ConfigValues.allKeys(), Set.of("tls"));
+    FrameEchoOptionsConverter.fromJson(json, this);
+    if (json.containsKey("framing")) {
+      setFraming(LengthField.fromJson(json.getJsonObject("framing"), "framing."));
+    }
+    if (json.containsKey("netServerOptions")) {
+      setNetServerOptions(json.getJsonObject("netServerOptions"));
+    }
     StartupChecks.checkOptions(this);
   }
 
   /** Whether the server serves TLS: the {@code tls} section, or {@code ssl} in {@code netServerOptions}. */
+  @GenIgnore
   public boolean isTls() {
     return tls != null || netServerOptions.isSsl();
   }
 
-  /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them. */
+  /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them; an unset {@code tls} is a JSON null. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.FRAME_ECHO);
+    // The converter leaves an unset section out; conf/config.json lists every key, tls as null.
+    JsonObject json = new JsonObject().putNull("tls");
+    FrameEchoOptionsConverter.toJson(this, json);
+    return json.put("framing", framing.toJson()).put("netServerOptions", NetServerOptionsJson.write(netServerOptions));
   }
 
+  /** {@code host}. */
   public String getHost() {
     return host;
   }
@@ -121,6 +145,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code port}. */
   public int getPort() {
     return port;
   }
@@ -135,6 +160,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code unixSocket}; empty for TCP. */
   public String getUnixSocket() {
     return unixSocket;
   }
@@ -159,6 +185,7 @@ public class FrameEchoOptions {
     return unixSocket.isEmpty() ? null : io.vertx.core.net.SocketAddress.domainSocketAddress(unixSocket);
   }
 
+  /** {@code maxFrameSize}. */
   public int getMaxFrameSize() {
     return maxFrameSize;
   }
@@ -170,6 +197,8 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code framing}. */
+  @GenIgnore
   public LengthField getFraming() {
     return framing;
   }
@@ -178,11 +207,13 @@ public class FrameEchoOptions {
    * {@code framing}: the form of the frames' headers, for requests and answers alike; {@link LengthField#DEFAULT} is
    * frame-echo's own. {@code maxFrameSize} bounds the bytes after the header.
    */
+  @GenIgnore
   public FrameEchoOptions setFraming(LengthField framing) {
     this.framing = java.util.Objects.requireNonNull(framing, "framing");
     return this;
   }
 
+  /** {@code writeQueueMaxSize}. */
   public int getWriteQueueMaxSize() {
     return writeQueueMaxSize;
   }
@@ -194,6 +225,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** The {@code handler} section. */
   public HandlerOptions getHandler() {
     return handler;
   }
@@ -204,6 +236,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code maxConnections}. */
   public int getMaxConnections() {
     return maxConnections;
   }
@@ -215,6 +248,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code maxConnectionsPerIp}. */
   public int getMaxConnectionsPerIp() {
     return maxConnectionsPerIp;
   }
@@ -226,6 +260,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code maxBufferedBytes}, as set (0: automatic). */
   public long getMaxBufferedBytes() {
     return maxBufferedBytes;
   }
@@ -244,6 +279,7 @@ public class FrameEchoOptions {
     return maxBufferedBytes > 0 ? maxBufferedBytes : Runtime.getRuntime().maxMemory() / 4;
   }
 
+  /** {@code idleGiveWayMs}. */
   public long getIdleGiveWayMs() {
     return idleGiveWayMs;
   }
@@ -255,6 +291,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code idleTimeoutMs}. */
   public long getIdleTimeoutMs() {
     return idleTimeoutMs;
   }
@@ -266,6 +303,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code keepAliveSeconds}. */
   public int getKeepAliveSeconds() {
     return keepAliveSeconds;
   }
@@ -281,6 +319,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code frameTimeoutMs}. */
   public long getFrameTimeoutMs() {
     return frameTimeoutMs;
   }
@@ -292,6 +331,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code writeStallTimeoutMs}. */
   public long getWriteStallTimeoutMs() {
     return writeStallTimeoutMs;
   }
@@ -303,6 +343,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code shutdownTimeoutMs}. */
   public long getShutdownTimeoutMs() {
     return shutdownTimeoutMs;
   }
@@ -314,6 +355,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** The {@code tls} section; null for none. */
   public TlsOptions getTls() {
     return tls;
   }
@@ -324,6 +366,8 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** Vert.x's own options, as held (not a copy). */
+  @GenIgnore
   public NetServerOptions getNetServerOptions() {
     return netServerOptions;
   }
@@ -336,6 +380,7 @@ public class FrameEchoOptions {
    * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
    * accepted connection does its TLS handshake before the frame protocol starts.
    */
+  @GenIgnore
   public FrameEchoOptions setNetServerOptions(NetServerOptions netServerOptions) {
     this.netServerOptions = java.util.Objects.requireNonNull(netServerOptions, "netServerOptions");
     return this;
@@ -350,11 +395,13 @@ public class FrameEchoOptions {
    *
    * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
    */
+  @GenIgnore
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
     this.netServerOptions = NetServerOptionsJson.read(netServerOptions);
     return this;
   }
 
+  /** {@code proxyTrustedPeers}. */
   public String getProxyTrustedPeers() {
     return proxyTrustedPeers;
   }
@@ -375,6 +422,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code transport}. */
   public String getTransport() {
     return transport;
   }
@@ -388,6 +436,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code budgetGraceMs}. */
   public long getBudgetGraceMs() {
     return budgetGraceMs;
   }
@@ -399,6 +448,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code lingerTimeoutMs}. */
   public long getLingerTimeoutMs() {
     return lingerTimeoutMs;
   }
@@ -410,6 +460,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code drainDelayMs}. */
   public long getDrainDelayMs() {
     return drainDelayMs;
   }
@@ -421,6 +472,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code handoverSocket}; empty for none. */
   public String getHandoverSocket() {
     return handoverSocket;
   }
@@ -446,6 +498,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** The {@code metrics} section. */
   public MetricsOptions getMetrics() {
     return metrics;
   }
@@ -456,6 +509,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@link #toJson()}, encoded. */
   @Override
   public String toString() {
     return toJson().encode();

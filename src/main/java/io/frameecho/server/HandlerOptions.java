@@ -1,10 +1,11 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
 import io.frameecho.server.impl.ConfigValues;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Set;
 
 /**
  * The {@code "handler"} section of the configuration: which application answers request frames.
@@ -16,6 +17,8 @@ import io.vertx.core.json.JsonObject;
  * <p>
  * Each key ({@code handler.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class HandlerOptions {
 
   public static final String ECHO = "echo";
@@ -46,28 +49,38 @@ public class HandlerOptions {
   private long heldAfterTimeoutMs = DEFAULT_HELD_AFTER_TIMEOUT_MS;
   private long nodeLeftGraceMs = DEFAULT_NODE_LEFT_GRACE_MS;
 
+  /** The defaults. */
   public HandlerOptions() {
   }
 
+  /** A copy of {@code other}. */
   public HandlerOptions(HandlerOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.HANDLER);
+    HandlerOptionsConverter.fromJson(other.toJson(), this);
   }
 
   /**
+   * Reads the {@code handler} section.
+   *
    * @throws IllegalArgumentException naming the key ({@code handler.…}) on an unknown key or a bad value
    */
   public HandlerOptions(JsonObject json) {
-    OptionKey.readJson(json, "handler.", ConfigKeys.HANDLER, this);
+    ConfigValues.check(json, "handler.", new HandlerOptions().toJson(), Set.of());
+    HandlerOptionsConverter.fromJson(json, this);
   }
 
+  /** These options as JSON, as the JSON constructor reads them. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.HANDLER);
+    JsonObject json = new JsonObject();
+    HandlerOptionsConverter.toJson(this, json);
+    return json;
   }
 
+  /** {@code handler.type}: {@link #ECHO} or {@link #EVENT_BUS}. */
   public String getType() {
     return type;
   }
 
+  /** Which application answers: {@link #ECHO} or {@link #EVENT_BUS}. */
   public HandlerOptions setType(String type) {
     if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
       throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type) + " is not one of \"echo\", \"eventbus\"");
@@ -76,6 +89,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.address}. */
   public String getAddress() {
     return address;
   }
@@ -89,6 +103,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.timeoutMs}. */
   public long getTimeoutMs() {
     return timeoutMs;
   }
@@ -100,6 +115,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.maxInFlight}. */
   public int getMaxInFlight() {
     return maxInFlight;
   }
@@ -111,6 +127,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.resendAfterMs}. */
   public long getResendAfterMs() {
     return resendAfterMs;
   }
@@ -126,6 +143,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.heldAfterTimeoutMs}. */
   public long getHeldAfterTimeoutMs() {
     return heldAfterTimeoutMs;
   }
@@ -142,6 +160,7 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.nodeLeftGraceMs}. */
   public long getNodeLeftGraceMs() {
     return nodeLeftGraceMs;
   }

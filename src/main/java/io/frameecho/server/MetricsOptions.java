@@ -1,10 +1,11 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
 import io.frameecho.server.impl.ConfigValues;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Set;
 
 /**
  * The {@code "metrics"} section: frame-echo's meters, decided per server, and, when asked for ({@code endpoint}), an
@@ -16,6 +17,8 @@ import io.vertx.core.json.JsonObject;
  * <p>
  * Each key ({@code metrics.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class MetricsOptions {
 
   public static final boolean DEFAULT_ENABLED = false;
@@ -34,42 +37,55 @@ public class MetricsOptions {
   private String registryName = DEFAULT_REGISTRY_NAME;
   private String server = DEFAULT_SERVER;
 
+  /** The defaults. */
   public MetricsOptions() {
   }
 
+  /** A copy of {@code other}. */
   public MetricsOptions(MetricsOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.METRICS);
+    MetricsOptionsConverter.fromJson(other.toJson(), this);
   }
 
   /**
+   * Reads the {@code metrics} section.
+   *
    * @throws IllegalArgumentException naming the key ({@code metrics.…}) on an unknown key or a bad value
    */
   public MetricsOptions(JsonObject json) {
-    OptionKey.readJson(json, "metrics.", ConfigKeys.METRICS, this);
+    ConfigValues.check(json, "metrics.", new MetricsOptions().toJson(), Set.of());
+    MetricsOptionsConverter.fromJson(json, this);
   }
 
+  /** These options as JSON, as the JSON constructor reads them. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.METRICS);
+    JsonObject json = new JsonObject();
+    MetricsOptionsConverter.toJson(this, json);
+    return json;
   }
 
+  /** {@code metrics.enabled}. */
   public boolean isEnabled() {
     return enabled;
   }
 
+  /** Whether frame-echo keeps its meters. */
   public MetricsOptions setEnabled(boolean enabled) {
     this.enabled = enabled;
     return this;
   }
 
+  /** {@code metrics.host}. */
   public String getHost() {
     return host;
   }
 
+  /** The address the HTTP endpoint binds. */
   public MetricsOptions setHost(String host) {
     this.host = ConfigValues.requireHost("metrics.host", host);
     return this;
   }
 
+  /** {@code metrics.port}. */
   public int getPort() {
     return port;
   }
@@ -83,6 +99,7 @@ public class MetricsOptions {
     return this;
   }
 
+  /** {@code metrics.endpoint}. */
   public boolean isEndpoint() {
     return endpoint;
   }
@@ -98,6 +115,7 @@ public class MetricsOptions {
     return this;
   }
 
+  /** {@code metrics.registryName}. */
   public String getRegistryName() {
     return registryName;
   }
@@ -111,6 +129,7 @@ public class MetricsOptions {
     return this;
   }
 
+  /** {@code metrics.server}. */
   public String getServer() {
     return server;
   }

@@ -55,7 +55,6 @@ public class FrameEchoOptions {
   public static final String DEFAULT_TRANSPORT = "auto";
   private static final List<String> TRANSPORTS = List.of("auto", "nio", "epoll", "io_uring");
 
-
   /** The longest unix socket path, in bytes: Linux's {@code sun_path} is 108 bytes with the closing NUL. */
   public static final int MAX_UNIX_SOCKET_PATH_BYTES = 107;
   /** The longest {@code handoverSocket}: room left for the suffix a process binds it with first. */
@@ -128,10 +127,11 @@ public class FrameEchoOptions {
 
   /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them; an unset {@code tls} is a JSON null. */
   public JsonObject toJson() {
-    // The converter leaves an unset section out; conf/config.json lists every key, tls as null.
-    JsonObject json = new JsonObject().putNull("tls");
+    JsonObject json = new JsonObject();
     FrameEchoOptionsConverter.toJson(this, json);
-    return json.put("framing", framing.toJson()).put("netServerOptions", NetServerOptionsJson.write(netServerOptions));
+    // The converter leaves an unset section out; conf/config.json lists every key, tls as null.
+    return json.put("tls", tls == null ? null : tls.toJson()).put("framing", framing.toJson())
+      .put("netServerOptions", NetServerOptionsJson.write(netServerOptions));
   }
 
   /** {@code host}. */
@@ -167,16 +167,8 @@ public class FrameEchoOptions {
 
   /** {@code unixSocket}: a unix domain socket path instead of host and port; empty for TCP. */
   public FrameEchoOptions setUnixSocket(String unixSocket) {
-    java.util.Objects.requireNonNull(unixSocket, "unixSocket");
-    int bytes = unixSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    if (bytes > MAX_UNIX_SOCKET_PATH_BYTES) {
-      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " is " + bytes
-        + " bytes long; a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES);
-    }
-    if (unixSocket.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " contains a NUL character");
-    }
-    this.unixSocket = unixSocket;
+    this.unixSocket = ConfigValues.requireSocketPath("unixSocket", unixSocket, MAX_UNIX_SOCKET_PATH_BYTES,
+      "a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES);
     return this;
   }
 
@@ -192,8 +184,7 @@ public class FrameEchoOptions {
 
   /** {@code maxFrameSize}: the largest request payload, in bytes. */
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
-    ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
-    this.maxFrameSize = maxFrameSize;
+    this.maxFrameSize = ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     return this;
   }
 
@@ -220,8 +211,7 @@ public class FrameEchoOptions {
 
   /** {@code writeQueueMaxSize}: bytes of responses a connection may queue before it stops reading. */
   public FrameEchoOptions setWriteQueueMaxSize(int writeQueueMaxSize) {
-    ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
-    this.writeQueueMaxSize = writeQueueMaxSize;
+    this.writeQueueMaxSize = ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
     return this;
   }
 
@@ -243,8 +233,7 @@ public class FrameEchoOptions {
 
   /** {@code maxConnections}: connections served at once by all instances of a deployment; 0 = no limit. */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
-    ConfigValues.requireNonNegative("maxConnections", maxConnections);
-    this.maxConnections = maxConnections;
+    this.maxConnections = ConfigValues.requireNonNegative("maxConnections", maxConnections);
     return this;
   }
 
@@ -255,8 +244,7 @@ public class FrameEchoOptions {
 
   /** {@code maxConnectionsPerIp}: connections one client address may hold; 0 = no limit. */
   public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
-    ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
-    this.maxConnectionsPerIp = maxConnectionsPerIp;
+    this.maxConnectionsPerIp = ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
     return this;
   }
 
@@ -286,8 +274,7 @@ public class FrameEchoOptions {
 
   /** {@code idleGiveWayMs}: how long a connection must be quiet to give its slot to a newcomer; 0 = never. */
   public FrameEchoOptions setIdleGiveWayMs(long idleGiveWayMs) {
-    ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
-    this.idleGiveWayMs = idleGiveWayMs;
+    this.idleGiveWayMs = ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
     return this;
   }
 
@@ -298,8 +285,7 @@ public class FrameEchoOptions {
 
   /** {@code idleTimeoutMs}; 0 = off. */
   public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
-    ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
-    this.idleTimeoutMs = idleTimeoutMs;
+    this.idleTimeoutMs = ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
     return this;
   }
 
@@ -308,14 +294,9 @@ public class FrameEchoOptions {
     return keepAliveSeconds;
   }
 
-  /**
-   * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
-   * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
-   * {@code netServerOptions} sets {@code tcpKeepAlive} itself.
-   */
+  /** {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet; 0 = off. */
   public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
-    ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
-    this.keepAliveSeconds = keepAliveSeconds;
+    this.keepAliveSeconds = ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
     return this;
   }
 
@@ -326,8 +307,7 @@ public class FrameEchoOptions {
 
   /** {@code frameTimeoutMs}; 0 = off. */
   public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
-    ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
-    this.frameTimeoutMs = frameTimeoutMs;
+    this.frameTimeoutMs = ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
     return this;
   }
 
@@ -338,8 +318,7 @@ public class FrameEchoOptions {
 
   /** {@code writeStallTimeoutMs}; 0 = off. */
   public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
-    ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
-    this.writeStallTimeoutMs = writeStallTimeoutMs;
+    this.writeStallTimeoutMs = ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
     return this;
   }
 
@@ -350,8 +329,7 @@ public class FrameEchoOptions {
 
   /** {@code shutdownTimeoutMs}. */
   public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
-    ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
-    this.shutdownTimeoutMs = shutdownTimeoutMs;
+    this.shutdownTimeoutMs = ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
     return this;
   }
 
@@ -373,12 +351,9 @@ public class FrameEchoOptions {
   }
 
   /**
-   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, key material in any of Vert.x's forms,
-   * {@code clientAuth} with trust, protocol versions, cipher suites, {@code sslHandshakeTimeout}, ...), held as they
-   * are (not copied) and applied before frame-echo's own settings; those that would break its promises are refused
-   * when the server listens (see {@code StartupChecks.checkOptions}):
-   * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
-   * accepted connection does its TLS handshake before the frame protocol starts.
+   * Vert.x's own TCP and TLS options, held as they are (not copied) and applied before frame-echo's own settings.
+   * Those that would break its promises, and a host or port of their own ({@link #setHost host} and
+   * {@link #setPort port} say where the server listens), are refused when the server listens.
    */
   @GenIgnore
   public FrameEchoOptions setNetServerOptions(NetServerOptions netServerOptions) {
@@ -387,11 +362,8 @@ public class FrameEchoOptions {
   }
 
   /**
-   * {@link #setNetServerOptions(NetServerOptions)} from JSON, read by Vert.x's own converter with Vert.x's JSON
-   * names ({@code pfxKeyCertOptions}, {@code pemTrustOptions}, {@code enabledCipherSuites}, ...). {@code host} and
-   * {@code port} belong at the top level and are refused here, as are names Vert.x would ignore, values of a type
-   * Vert.x would skip, and values Vert.x refuses (a negative {@code idleTimeout}, say), so that they fail here,
-   * with the key named, rather than be ignored or fail when the server starts.
+   * {@link #setNetServerOptions(NetServerOptions)} from JSON with Vert.x's JSON names ({@code pfxKeyCertOptions}, ...),
+   * strictly: a name or a value Vert.x would ignore or refuses, and {@code host} or {@code port}, fail here.
    *
    * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
    */
@@ -406,11 +378,7 @@ public class FrameEchoOptions {
     return proxyTrustedPeers;
   }
 
-  /**
-   * {@code proxyTrustedPeers}: with {@code netServerOptions.useProxyProtocol}, the peers (balancers) that may send a
-   * PROXY protocol header, as comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); a connection from any
-   * other peer is closed before its header is read. Empty: any peer.
-   */
+  /** {@code proxyTrustedPeers}: comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); empty: any peer. */
   public FrameEchoOptions setProxyTrustedPeers(String proxyTrustedPeers) {
     java.util.Objects.requireNonNull(proxyTrustedPeers, "proxyTrustedPeers");
     try {
@@ -443,8 +411,7 @@ public class FrameEchoOptions {
 
   /** {@code budgetGraceMs}: at least 1. */
   public FrameEchoOptions setBudgetGraceMs(long budgetGraceMs) {
-    ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
-    this.budgetGraceMs = budgetGraceMs;
+    this.budgetGraceMs = ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
     return this;
   }
 
@@ -455,8 +422,7 @@ public class FrameEchoOptions {
 
   /** {@code lingerTimeoutMs}: how long a closing connection keeps reading after its FIN; 0 = close at once. */
   public FrameEchoOptions setLingerTimeoutMs(long lingerTimeoutMs) {
-    ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
-    this.lingerTimeoutMs = lingerTimeoutMs;
+    this.lingerTimeoutMs = ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
     return this;
   }
 
@@ -467,8 +433,7 @@ public class FrameEchoOptions {
 
   /** {@code drainDelayMs}. */
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
-    ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
-    this.drainDelayMs = drainDelayMs;
+    this.drainDelayMs = ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
     return this;
   }
 
@@ -478,23 +443,13 @@ public class FrameEchoOptions {
   }
 
   /**
-   * {@code handoverSocket}: a unix socket path where this server adopts the connections of a predecessor (an older
-   * process with the same path, stopping) and, at its own shutdown, hands its connections to a successor listening
-   * there; empty for none. At most {@link #MAX_HANDOVER_SOCKET_PATH_BYTES} bytes: each process binds its own socket
-   * next to the path (the path, a dot, its process id and a count) before it renames it onto the path.
+   * {@code handoverSocket}: a unix socket path; empty for none. At most {@link #MAX_HANDOVER_SOCKET_PATH_BYTES} bytes:
+   * each process binds its own socket next to the path (the path, a dot, its process id and a count) first.
    */
   public FrameEchoOptions setHandoverSocket(String handoverSocket) {
-    java.util.Objects.requireNonNull(handoverSocket, "handoverSocket");
-    int bytes = handoverSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    if (bytes > MAX_HANDOVER_SOCKET_PATH_BYTES) {
-      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " is " + bytes
-        + " bytes long; at most " + MAX_HANDOVER_SOCKET_PATH_BYTES + " (a unix socket path has at most "
-        + MAX_UNIX_SOCKET_PATH_BYTES + ", and a process binds the path with a suffix first)");
-    }
-    if (handoverSocket.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " contains a NUL character");
-    }
-    this.handoverSocket = handoverSocket;
+    this.handoverSocket = ConfigValues.requireSocketPath("handoverSocket", handoverSocket, MAX_HANDOVER_SOCKET_PATH_BYTES,
+      "at most " + MAX_HANDOVER_SOCKET_PATH_BYTES + " (a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES
+        + ", and a process binds the path with a suffix first)");
     return this;
   }
 

@@ -40,7 +40,6 @@ public class HandlerOptions {
   /** Well above a consumer's normal reply on loopback or a LAN, well below {@code timeoutMs}. */
   public static final long DEFAULT_NODE_LEFT_GRACE_MS = 500;
 
-
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
   private long timeoutMs = DEFAULT_TIMEOUT_MS;
@@ -110,8 +109,7 @@ public class HandlerOptions {
 
   /** How long an event-bus reply may take before the connection is closed. */
   public HandlerOptions setTimeoutMs(long timeoutMs) {
-    ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
     return this;
   }
 
@@ -122,8 +120,7 @@ public class HandlerOptions {
 
   /** The most answers one connection may await at once before it stops reading. */
   public HandlerOptions setMaxInFlight(int maxInFlight) {
-    ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
-    this.maxInFlight = maxInFlight;
+    this.maxInFlight = ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
     return this;
   }
 
@@ -132,14 +129,9 @@ public class HandlerOptions {
     return resendAfterMs;
   }
 
-  /**
-   * For idempotent applications only: a request not answered after this long is sent again (to whichever consumer
-   * Vert.x picks, which is no longer one on a node the cluster has dropped), and again each time this long passes,
-   * within {@code timeoutMs}; the first reply is the answer. 0 (the default): never.
-   */
+  /** For idempotent applications only: a request not answered after this long is sent again; 0: never. */
   public HandlerOptions setResendAfterMs(long resendAfterMs) {
-    ConfigValues.requireNonNegative("handler.resendAfterMs", resendAfterMs);
-    this.resendAfterMs = resendAfterMs;
+    this.resendAfterMs = ConfigValues.requireNonNegative("handler.resendAfterMs", resendAfterMs);
     return this;
   }
 
@@ -149,14 +141,11 @@ public class HandlerOptions {
   }
 
   /**
-   * On a clustered Vert.x, how long a request that timed out stays counted in {@code maxBufferedBytes}: its serialized
-   * copy may wait in Vert.x's queue toward a node that stopped reading until Vert.x closes that connection (no pong
-   * within {@code EventBusOptions} {@code clusterPingInterval} + {@code clusterPingReplyInterval}). Set it to that sum
-   * when you change them.
+   * On a clustered Vert.x, how long a request that timed out stays counted in {@code maxBufferedBytes}: set it to
+   * {@code EventBusOptions}' {@code clusterPingInterval} + {@code clusterPingReplyInterval} when you change them.
    */
   public HandlerOptions setHeldAfterTimeoutMs(long heldAfterTimeoutMs) {
-    ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
-    this.heldAfterTimeoutMs = heldAfterTimeoutMs;
+    this.heldAfterTimeoutMs = ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
     return this;
   }
 
@@ -166,15 +155,12 @@ public class HandlerOptions {
   }
 
   /**
-   * On a clustered Vert.x, when a node leaves the cluster: a request in flight then and not answered this long after
-   * fails at once (it may have gone to that node, which will never answer), or is sent again with
-   * {@code resendAfterMs}; new requests wait until the cluster manager has dropped that node's consumers. Vert.x does not say which node a
-   * request went to, so choose it above the consumers' slowest normal reply. 0: such a request waits for
-   * {@code timeoutMs} (or its next re-send).
+   * On a clustered Vert.x, when a node leaves: how long a request in flight then may go unanswered before it fails
+   * (or is sent again with {@code resendAfterMs}); above the consumers' slowest normal reply. 0: it waits for
+   * {@code timeoutMs}.
    */
   public HandlerOptions setNodeLeftGraceMs(long nodeLeftGraceMs) {
-    ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
-    this.nodeLeftGraceMs = nodeLeftGraceMs;
+    this.nodeLeftGraceMs = ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
     return this;
   }
 }

@@ -29,7 +29,6 @@ public class MetricsOptions {
   public static final String DEFAULT_REGISTRY_NAME = "";
   public static final String DEFAULT_SERVER = "";
 
-
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
@@ -106,9 +105,8 @@ public class MetricsOptions {
 
   /**
    * Whether {@link FrameEchoVerticle} opens the HTTP endpoint ({@code host}, {@code port}) with the meters and health,
-   * when {@code enabled}. False by default: the meters go to the registry and no port is opened (an application that
-   * exports its registry and health itself; with frame-echo's own Prometheus registry, only the endpoint shows them).
-   * The runnable jar sets it to true when its configuration does not say.
+   * when {@code enabled}. False by default (an application exports its registry and health itself); the runnable jar
+   * sets it to true when its configuration does not say.
    */
   public MetricsOptions setEndpoint(boolean endpoint) {
     this.endpoint = endpoint;
@@ -120,10 +118,7 @@ public class MetricsOptions {
     return registryName;
   }
 
-  /**
-   * The Micrometer registry the meters go to, by the name Vert.x knows it ({@code MicrometerMetricsOptions.setRegistryName});
-   * empty for Vert.x's default registry, or frame-echo's own Prometheus registry when there is none.
-   */
+  /** The Micrometer registry for the meters, by its name in Vert.x; empty: Vert.x's default, or frame-echo's own. */
   public MetricsOptions setRegistryName(String registryName) {
     this.registryName = java.util.Objects.requireNonNull(registryName, "metrics.registryName");
     return this;
@@ -134,10 +129,7 @@ public class MetricsOptions {
     return server;
   }
 
-  /**
-   * The value of the {@code server} tag on frame-echo's meters, which tells servers in one process apart; empty
-   * for the frame port as configured ({@code "1234"}). Servers with one value count together.
-   */
+  /** The {@code server} tag on frame-echo's meters; empty: the frame port as configured. Servers with one value count together. */
   public MetricsOptions setServer(String server) {
     this.server = java.util.Objects.requireNonNull(server, "metrics.server");
     return this;

@@ -106,18 +106,35 @@ public final class ConfigValues {
     return host;
   }
 
-  /** Refuses a value below 1 (an {@code int} setting's too: the message reads the same). */
-  public static void requirePositive(String key, long value) {
-    if (value <= 0) {
+  /** {@code value}, refused below 1 (an {@code int} or a {@code long}: the message reads the same). */
+  public static <N extends Number> N requirePositive(String key, N value) {
+    if (value.longValue() <= 0) {
       throw new IllegalArgumentException(key + ": " + value + " must be positive");
     }
+    return value;
   }
 
-  /** Refuses a negative value for a setting that 0 turns off. */
-  public static void requireNonNegative(String key, long value) {
-    if (value < 0) {
+  /** {@code value}, refused if negative, for a setting that 0 turns off. */
+  public static <N extends Number> N requireNonNegative(String key, N value) {
+    if (value.longValue() < 0) {
       throw new IllegalArgumentException(key + ": " + value + " cannot be negative (0 turns it off)");
     }
+    return value;
+  }
+
+  /**
+   * {@code path}, refused if longer than {@code maxBytes} in UTF-8 (a unix socket path has at most 107; {@code why}
+   * says what the limit is) or holding a NUL, which would cut the path the kernel sees.
+   */
+  public static String requireSocketPath(String key, String path, int maxBytes, String why) {
+    int bytes = java.util.Objects.requireNonNull(path, key).getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+    if (bytes > maxBytes) {
+      throw new IllegalArgumentException(key + ": " + quote(path) + " is " + bytes + " bytes long; " + why);
+    }
+    if (path.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException(key + ": " + quote(path) + " contains a NUL character");
+    }
+    return path;
   }
 
   /**

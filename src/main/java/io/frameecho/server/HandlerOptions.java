@@ -12,7 +12,9 @@ import java.util.Set;
  * <ul>
  *   <li>{@code "echo"} (default): the response is the request, at once;</li>
  *   <li>{@code "eventbus"}: each request payload goes as a request message (a {@code Buffer} body) to
- *   {@code address}, anywhere in the cluster, and the reply's body is the response payload.</li>
+ *   {@code address}, anywhere in the cluster, and the reply's body is the response payload;</li>
+ *   <li>the name of a class on the class path that implements {@link RequestHandler} with a public no-argument
+ *   constructor (such as {@code io.frameecho.example.UpperCaseHandler}): it answers, as one given in code would.</li>
  * </ul>
  * <p>
  * Each key ({@code handler.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
@@ -74,15 +76,16 @@ public class HandlerOptions {
     return json;
   }
 
-  /** {@code handler.type}: {@link #ECHO} or {@link #EVENT_BUS}. */
+  /** {@code handler.type}: {@link #ECHO}, {@link #EVENT_BUS} or a {@link RequestHandler} class's name. */
   public String getType() {
     return type;
   }
 
-  /** Which application answers: {@link #ECHO} or {@link #EVENT_BUS}. */
+  /** Which application answers: {@link #ECHO}, {@link #EVENT_BUS} or a {@link RequestHandler} class's name. */
   public HandlerOptions setType(String type) {
-    if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
-      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type) + " is not one of \"echo\", \"eventbus\"");
+    if (!ECHO.equals(type) && !EVENT_BUS.equals(type) && (type == null || !type.contains("."))) {
+      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type)
+        + " is not one of \"echo\", \"eventbus\" or the name of a RequestHandler class");
     }
     this.type = type;
     return this;

@@ -19,6 +19,8 @@ module io.frameecho {
   requires jdk.management;
 
   requires static io.netty.codec.haproxy;
+  requires static io.vertx.codegen.api;
+  requires static io.vertx.codegen.json;
   requires static io.netty.transport.classes.epoll;
   requires static io.netty.transport.unix.common;
   requires static io.vertx.launcher.application;

@@ -1,8 +1,6 @@
 package io.frameecho.cli;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
@@ -30,30 +28,25 @@ final class EnvironmentConfig {
   /** Variables with the prefix that are not configuration keys (logging, and the stack-trace switch). */
   private static final Set<String> NOT_CONFIG = Set.of("FRAME_ECHO_LOG_LEVEL", "FRAME_ECHO_LOG_FORMAT", "FRAME_ECHO_DEBUG");
 
-  /** Variable name to key path (dot-separated), with the key's type, from the options' table of keys. */
-  private static final Map<String, Map.Entry<String, OptionKey.Type>> VARIABLES = variables();
+  /** Variable name to key path (dot-separated), with a value of the key's type, from the configuration's keys. */
+  private static final Map<String, Map.Entry<String, Object>> VARIABLES = variables();
 
   private EnvironmentConfig() {
   }
 
-  private static Map<String, Map.Entry<String, OptionKey.Type>> variables() {
-    Map<String, Map.Entry<String, OptionKey.Type>> vars = new LinkedHashMap<>();
-    for (OptionKey<?, ?> key : ConfigKeys.FRAME_ECHO) {
-      addVariables(vars, "", key);
+  /** One variable per key; a section's keys each have theirs ({@code tls.certPath} → {@code FRAME_ECHO_TLS_CERT_PATH}). */
+  private static Map<String, Map.Entry<String, Object>> variables() {
+    Map<String, Map.Entry<String, Object>> vars = new LinkedHashMap<>();
+    JsonObject keys = ConfigValues.allKeys();
+    for (String name : keys.fieldNames()) {
+      if (ConfigValues.SECTIONS.contains(name)) {
+        keys.getJsonObject(name).forEach(inner -> vars.put(variableName(name + "." + inner.getKey()),
+          Map.entry(name + "." + inner.getKey(), inner.getValue())));
+      } else {
+        vars.put(variableName(name), Map.entry(name, keys.getValue(name)));
+      }
     }
     return vars;
-  }
-
-  /** One variable per key; a section's keys each have theirs ({@code tls.certPath} → {@code FRAME_ECHO_TLS_CERT_PATH}). */
-  private static void addVariables(Map<String, Map.Entry<String, OptionKey.Type>> vars, String prefix, OptionKey<?, ?> key) {
-    String keyPath = prefix + key.name();
-    if (key.type() == OptionKey.Type.SECTION) {
-      for (OptionKey<?, ?> inner : key.sectionKeys()) {
-        addVariables(vars, keyPath + ".", inner);
-      }
-    } else {
-      vars.put(variableName(keyPath), Map.entry(keyPath, key.type()));
-    }
   }
 
   /** {@code handler.maxInFlight} → {@code FRAME_ECHO_HANDLER_MAX_IN_FLIGHT}. */
@@ -180,7 +173,7 @@ final class EnvironmentConfig {
       if (!name.startsWith(PREFIX) || NOT_CONFIG.contains(name)) {
         continue;
       }
-      Map.Entry<String, OptionKey.Type> key = VARIABLES.get(name);
+      Map.Entry<String, Object> key = VARIABLES.get(name);
       if (key == null) {
         throw new IllegalArgumentException(oneLine(name) + ": no such frame-echo setting; known variables: "
           + String.join(", ", knownVariables()) + " (and FRAME_ECHO_LOG_LEVEL, FRAME_ECHO_LOG_FORMAT, FRAME_ECHO_DEBUG)");
@@ -190,26 +183,23 @@ final class EnvironmentConfig {
     return overrides;
   }
 
-  private static Object typed(String name, String text, OptionKey.Type type) {
+  /** {@code text} as a value of {@code sample}'s JSON type. */
+  private static Object typed(String name, String text, Object sample) {
     String value = text.trim();
-    switch (type) {
-      case BOOLEAN:
-        if (value.equals("true") || value.equals("false")) {
-          return Boolean.valueOf(value);
-        }
-        throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not true or false");
-      case INTEGER:
-      case LONG:
-        try {
-          return Long.parseLong(value);
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not an integer");
-        }
-      case OBJECT:
-        return parse(value, name);
-      default:
-        return text;
+    if (sample instanceof Boolean) {
+      if (value.equals("true") || value.equals("false")) {
+        return Boolean.valueOf(value);
+      }
+      throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not true or false");
     }
+    if (sample instanceof Number) {
+      try {
+        return Long.parseLong(value);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(name + ": " + Json.encode(text) + " is not an integer");
+      }
+    }
+    return sample instanceof JsonObject ? parse(value, name) : text;
   }
 
   private static void put(JsonObject target, String keyPath, Object value) {

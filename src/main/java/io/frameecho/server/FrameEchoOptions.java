@@ -1,15 +1,17 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
+import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.ConfigValues;
 import io.frameecho.server.impl.NetServerOptionsJson;
-import io.frameecho.protocol.LengthField;
 import io.frameecho.server.impl.StartupChecks;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.annotations.GenIgnore;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
 
 import java.util.List;
+import java.util.Set;
 
 /**
  * The server's settings, with their defaults and the one place where they are validated.
@@ -21,7 +23,12 @@ import java.util.List;
  * {@link #FrameEchoOptions(JsonObject)} reads the verticle's {@code config()}: an absent key keeps its
  * default; a value of the wrong type, out of range, or an unknown key throws
  * {@link IllegalArgumentException} naming the key and the reason, so a bad configuration fails at start.
+ * <p>
+ * A Vert.x data object: its JSON converter ({@code FrameEchoOptionsConverter}) is generated from the getters and
+ * setters; {@code framing} and {@code netServerOptions}, read and written by their own code, are left out of it.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class FrameEchoOptions {
 
   public static final String DEFAULT_HOST = "0.0.0.0";
@@ -46,7 +53,6 @@ public class FrameEchoOptions {
 
   public static final String DEFAULT_TRANSPORT = "auto";
   private static final List<String> TRANSPORTS = List.of("auto", "nio", "epoll", "io_uring");
-
 
   /** The longest unix socket path, in bytes: Linux's {@code sun_path} is 108 bytes with the closing NUL. */
   public static final int MAX_UNIX_SOCKET_PATH_BYTES = 107;
@@ -83,11 +89,16 @@ public class FrameEchoOptions {
   private String transport = DEFAULT_TRANSPORT;
   private MetricsOptions metrics = new MetricsOptions();
 
+  /** The defaults. */
   public FrameEchoOptions() {
   }
 
+  /** A copy of {@code other}: its sections and Vert.x's options are copies too. */
   public FrameEchoOptions(FrameEchoOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.FRAME_ECHO);
+    // Through the converter, without the checks of the JSON constructor: a copy is made as it is, and checked at listen.
+    FrameEchoOptionsConverter.fromJson(other.toJson(), this);
+    framing = other.framing;
+    netServerOptions = new NetServerOptions(other.netServerOptions);
   }
 
   /**
@@ -96,20 +107,33 @@ public class FrameEchoOptions {
    * @throws IllegalArgumentException naming the key, on an unknown key or a bad value
    */
   public FrameEchoOptions(JsonObject json) {
-    OptionKey.readJson(json, "", ConfigKeys.FRAME_ECHO, this);
+    ConfigValues.check(json, "", ConfigValues.allKeys(), Set.of("tls"));
+    FrameEchoOptionsConverter.fromJson(json, this);
+    if (json.containsKey("framing")) {
+      setFraming(LengthField.fromJson(json.getJsonObject("framing"), "framing."));
+    }
+    if (json.containsKey("netServerOptions")) {
+      setNetServerOptions(json.getJsonObject("netServerOptions"));
+    }
     StartupChecks.checkOptions(this);
   }
 
   /** Whether the server serves TLS: the {@code tls} section, or {@code ssl} in {@code netServerOptions}. */
+  @GenIgnore
   public boolean isTls() {
     return tls != null || netServerOptions.isSsl();
   }
 
-  /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them. */
+  /** These options as JSON, as {@link #FrameEchoOptions(JsonObject)} reads them; an unset {@code tls} is a JSON null. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.FRAME_ECHO);
+    JsonObject json = new JsonObject();
+    FrameEchoOptionsConverter.toJson(this, json);
+    // The converter leaves an unset section out; conf/config.json lists every key, tls as null.
+    return json.put("tls", tls == null ? null : tls.toJson()).put("framing", framing.toJson())
+      .put("netServerOptions", NetServerOptionsJson.write(netServerOptions));
   }
 
+  /** {@code host}. */
   public String getHost() {
     return host;
   }
@@ -120,6 +144,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code port}. */
   public int getPort() {
     return port;
   }
@@ -134,22 +159,15 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code unixSocket}; empty for TCP. */
   public String getUnixSocket() {
     return unixSocket;
   }
 
   /** {@code unixSocket}: a unix domain socket path instead of host and port; empty for TCP. */
   public FrameEchoOptions setUnixSocket(String unixSocket) {
-    java.util.Objects.requireNonNull(unixSocket, "unixSocket");
-    int bytes = unixSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    if (bytes > MAX_UNIX_SOCKET_PATH_BYTES) {
-      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " is " + bytes
-        + " bytes long; a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES);
-    }
-    if (unixSocket.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("unixSocket: " + ConfigValues.quote(unixSocket) + " contains a NUL character");
-    }
-    this.unixSocket = unixSocket;
+    this.unixSocket = ConfigValues.requireSocketPath("unixSocket", unixSocket, MAX_UNIX_SOCKET_PATH_BYTES,
+      "a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES);
     return this;
   }
 
@@ -158,17 +176,19 @@ public class FrameEchoOptions {
     return unixSocket.isEmpty() ? null : io.vertx.core.net.SocketAddress.domainSocketAddress(unixSocket);
   }
 
+  /** {@code maxFrameSize}. */
   public int getMaxFrameSize() {
     return maxFrameSize;
   }
 
   /** {@code maxFrameSize}: the largest request payload, in bytes. */
   public FrameEchoOptions setMaxFrameSize(int maxFrameSize) {
-    ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
-    this.maxFrameSize = maxFrameSize;
+    this.maxFrameSize = ConfigValues.requirePositive("maxFrameSize", maxFrameSize);
     return this;
   }
 
+  /** {@code framing}. */
+  @GenIgnore
   public LengthField getFraming() {
     return framing;
   }
@@ -177,22 +197,24 @@ public class FrameEchoOptions {
    * {@code framing}: the form of the frames' headers, for requests and answers alike; {@link LengthField#DEFAULT} is
    * frame-echo's own. {@code maxFrameSize} bounds the bytes after the header.
    */
+  @GenIgnore
   public FrameEchoOptions setFraming(LengthField framing) {
     this.framing = java.util.Objects.requireNonNull(framing, "framing");
     return this;
   }
 
+  /** {@code writeQueueMaxSize}. */
   public int getWriteQueueMaxSize() {
     return writeQueueMaxSize;
   }
 
   /** {@code writeQueueMaxSize}: bytes of responses a connection may queue before it stops reading. */
   public FrameEchoOptions setWriteQueueMaxSize(int writeQueueMaxSize) {
-    ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
-    this.writeQueueMaxSize = writeQueueMaxSize;
+    this.writeQueueMaxSize = ConfigValues.requirePositive("writeQueueMaxSize", writeQueueMaxSize);
     return this;
   }
 
+  /** The {@code handler} section. */
   public HandlerOptions getHandler() {
     return handler;
   }
@@ -203,28 +225,29 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code maxConnections}. */
   public int getMaxConnections() {
     return maxConnections;
   }
 
   /** {@code maxConnections}: connections served at once by all instances of a deployment; 0 = no limit. */
   public FrameEchoOptions setMaxConnections(int maxConnections) {
-    ConfigValues.requireNonNegative("maxConnections", maxConnections);
-    this.maxConnections = maxConnections;
+    this.maxConnections = ConfigValues.requireNonNegative("maxConnections", maxConnections);
     return this;
   }
 
+  /** {@code maxConnectionsPerIp}. */
   public int getMaxConnectionsPerIp() {
     return maxConnectionsPerIp;
   }
 
   /** {@code maxConnectionsPerIp}: connections one client address may hold; 0 = no limit. */
   public FrameEchoOptions setMaxConnectionsPerIp(int maxConnectionsPerIp) {
-    ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
-    this.maxConnectionsPerIp = maxConnectionsPerIp;
+    this.maxConnectionsPerIp = ConfigValues.requireNonNegative("maxConnectionsPerIp", maxConnectionsPerIp);
     return this;
   }
 
+  /** {@code maxBufferedBytes}, as set (0: automatic). */
   public long getMaxBufferedBytes() {
     return maxBufferedBytes;
   }
@@ -243,76 +266,73 @@ public class FrameEchoOptions {
     return maxBufferedBytes > 0 ? maxBufferedBytes : Runtime.getRuntime().maxMemory() / 4;
   }
 
+  /** {@code idleGiveWayMs}. */
   public long getIdleGiveWayMs() {
     return idleGiveWayMs;
   }
 
   /** {@code idleGiveWayMs}: how long a connection must be quiet to give its slot to a newcomer; 0 = never. */
   public FrameEchoOptions setIdleGiveWayMs(long idleGiveWayMs) {
-    ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
-    this.idleGiveWayMs = idleGiveWayMs;
+    this.idleGiveWayMs = ConfigValues.requireNonNegative("idleGiveWayMs", idleGiveWayMs);
     return this;
   }
 
+  /** {@code idleTimeoutMs}. */
   public long getIdleTimeoutMs() {
     return idleTimeoutMs;
   }
 
   /** {@code idleTimeoutMs}; 0 = off. */
   public FrameEchoOptions setIdleTimeoutMs(long idleTimeoutMs) {
-    ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
-    this.idleTimeoutMs = idleTimeoutMs;
+    this.idleTimeoutMs = ConfigValues.requireNonNegative("idleTimeoutMs", idleTimeoutMs);
     return this;
   }
 
+  /** {@code keepAliveSeconds}. */
   public int getKeepAliveSeconds() {
     return keepAliveSeconds;
   }
 
-  /**
-   * {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet, as Redis's {@code tcp-keepalive}
-   * (probes every third of it, the connection reset after three unanswered); 0 = off. Applied unless
-   * {@code netServerOptions} sets {@code tcpKeepAlive} itself.
-   */
+  /** {@code keepAliveSeconds}: TCP keep-alive probes after this long without a packet; 0 = off. */
   public FrameEchoOptions setKeepAliveSeconds(int keepAliveSeconds) {
-    ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
-    this.keepAliveSeconds = keepAliveSeconds;
+    this.keepAliveSeconds = ConfigValues.requireNonNegative("keepAliveSeconds", keepAliveSeconds);
     return this;
   }
 
+  /** {@code frameTimeoutMs}. */
   public long getFrameTimeoutMs() {
     return frameTimeoutMs;
   }
 
   /** {@code frameTimeoutMs}; 0 = off. */
   public FrameEchoOptions setFrameTimeoutMs(long frameTimeoutMs) {
-    ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
-    this.frameTimeoutMs = frameTimeoutMs;
+    this.frameTimeoutMs = ConfigValues.requireNonNegative("frameTimeoutMs", frameTimeoutMs);
     return this;
   }
 
+  /** {@code writeStallTimeoutMs}. */
   public long getWriteStallTimeoutMs() {
     return writeStallTimeoutMs;
   }
 
   /** {@code writeStallTimeoutMs}; 0 = off. */
   public FrameEchoOptions setWriteStallTimeoutMs(long writeStallTimeoutMs) {
-    ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
-    this.writeStallTimeoutMs = writeStallTimeoutMs;
+    this.writeStallTimeoutMs = ConfigValues.requireNonNegative("writeStallTimeoutMs", writeStallTimeoutMs);
     return this;
   }
 
+  /** {@code shutdownTimeoutMs}. */
   public long getShutdownTimeoutMs() {
     return shutdownTimeoutMs;
   }
 
   /** {@code shutdownTimeoutMs}. */
   public FrameEchoOptions setShutdownTimeoutMs(long shutdownTimeoutMs) {
-    ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
-    this.shutdownTimeoutMs = shutdownTimeoutMs;
+    this.shutdownTimeoutMs = ConfigValues.requireNonNegative("shutdownTimeoutMs", shutdownTimeoutMs);
     return this;
   }
 
+  /** The {@code tls} section; null for none. */
   public TlsOptions getTls() {
     return tls;
   }
@@ -323,46 +343,41 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** Vert.x's own options, as held (not a copy). */
+  @GenIgnore
   public NetServerOptions getNetServerOptions() {
     return netServerOptions;
   }
 
   /**
-   * Vert.x's own TCP and TLS options (TCP keep-alive, backlog, reuse-port, key material in any of Vert.x's forms,
-   * {@code clientAuth} with trust, protocol versions, cipher suites, {@code sslHandshakeTimeout}, ...), held as they
-   * are (not copied) and applied before frame-echo's own settings; those that would break its promises are refused
-   * when the server listens (see {@code StartupChecks.checkOptions}):
-   * their host and port are replaced by {@link #setHost host} and {@link #setPort port}. With {@code ssl} on, each
-   * accepted connection does its TLS handshake before the frame protocol starts.
+   * Vert.x's own TCP and TLS options, held as they are (not copied) and applied before frame-echo's own settings.
+   * Those that would break its promises, and a host or port of their own ({@link #setHost host} and
+   * {@link #setPort port} say where the server listens), are refused when the server listens.
    */
+  @GenIgnore
   public FrameEchoOptions setNetServerOptions(NetServerOptions netServerOptions) {
     this.netServerOptions = java.util.Objects.requireNonNull(netServerOptions, "netServerOptions");
     return this;
   }
 
   /**
-   * {@link #setNetServerOptions(NetServerOptions)} from JSON, read by Vert.x's own converter with Vert.x's JSON
-   * names ({@code pfxKeyCertOptions}, {@code pemTrustOptions}, {@code enabledCipherSuites}, ...). {@code host} and
-   * {@code port} belong at the top level and are refused here, as are names Vert.x would ignore, values of a type
-   * Vert.x would skip, and values Vert.x refuses (a negative {@code idleTimeout}, say), so that they fail here,
-   * with the key named, rather than be ignored or fail when the server starts.
+   * {@link #setNetServerOptions(NetServerOptions)} from JSON with Vert.x's JSON names ({@code pfxKeyCertOptions}, ...),
+   * strictly: a name or a value Vert.x would ignore or refuses, and {@code host} or {@code port}, fail here.
    *
    * @throws IllegalArgumentException naming the key ({@code netServerOptions.…})
    */
+  @GenIgnore
   public FrameEchoOptions setNetServerOptions(JsonObject netServerOptions) {
     this.netServerOptions = NetServerOptionsJson.read(netServerOptions);
     return this;
   }
 
+  /** {@code proxyTrustedPeers}. */
   public String getProxyTrustedPeers() {
     return proxyTrustedPeers;
   }
 
-  /**
-   * {@code proxyTrustedPeers}: with {@code netServerOptions.useProxyProtocol}, the peers (balancers) that may send a
-   * PROXY protocol header, as comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); a connection from any
-   * other peer is closed before its header is read. Empty: any peer.
-   */
+  /** {@code proxyTrustedPeers}: comma-separated CIDR ranges ({@code 10.0.0.0/8,2001:db8::/32}); empty: any peer. */
   public FrameEchoOptions setProxyTrustedPeers(String proxyTrustedPeers) {
     java.util.Objects.requireNonNull(proxyTrustedPeers, "proxyTrustedPeers");
     try {
@@ -374,6 +389,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code transport}. */
   public String getTransport() {
     return transport;
   }
@@ -387,64 +403,56 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@code budgetGraceMs}. */
   public long getBudgetGraceMs() {
     return budgetGraceMs;
   }
 
   /** {@code budgetGraceMs}: at least 1. */
   public FrameEchoOptions setBudgetGraceMs(long budgetGraceMs) {
-    ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
-    this.budgetGraceMs = budgetGraceMs;
+    this.budgetGraceMs = ConfigValues.requirePositive("budgetGraceMs", budgetGraceMs);
     return this;
   }
 
+  /** {@code lingerTimeoutMs}. */
   public long getLingerTimeoutMs() {
     return lingerTimeoutMs;
   }
 
   /** {@code lingerTimeoutMs}: how long a closing connection keeps reading after its FIN; 0 = close at once. */
   public FrameEchoOptions setLingerTimeoutMs(long lingerTimeoutMs) {
-    ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
-    this.lingerTimeoutMs = lingerTimeoutMs;
+    this.lingerTimeoutMs = ConfigValues.requireNonNegative("lingerTimeoutMs", lingerTimeoutMs);
     return this;
   }
 
+  /** {@code drainDelayMs}. */
   public long getDrainDelayMs() {
     return drainDelayMs;
   }
 
   /** {@code drainDelayMs}. */
   public FrameEchoOptions setDrainDelayMs(long drainDelayMs) {
-    ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
-    this.drainDelayMs = drainDelayMs;
+    this.drainDelayMs = ConfigValues.requireNonNegative("drainDelayMs", drainDelayMs);
     return this;
   }
 
+  /** {@code handoverSocket}; empty for none. */
   public String getHandoverSocket() {
     return handoverSocket;
   }
 
   /**
-   * {@code handoverSocket}: a unix socket path where this server adopts the connections of a predecessor (an older
-   * process with the same path, stopping) and, at its own shutdown, hands its connections to a successor listening
-   * there; empty for none. At most {@link #MAX_HANDOVER_SOCKET_PATH_BYTES} bytes: each process binds its own socket
-   * next to the path (the path, a dot, its process id and a count) before it renames it onto the path.
+   * {@code handoverSocket}: a unix socket path; empty for none. At most {@link #MAX_HANDOVER_SOCKET_PATH_BYTES} bytes:
+   * each process binds its own socket next to the path (the path, a dot, its process id and a count) first.
    */
   public FrameEchoOptions setHandoverSocket(String handoverSocket) {
-    java.util.Objects.requireNonNull(handoverSocket, "handoverSocket");
-    int bytes = handoverSocket.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    if (bytes > MAX_HANDOVER_SOCKET_PATH_BYTES) {
-      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " is " + bytes
-        + " bytes long; at most " + MAX_HANDOVER_SOCKET_PATH_BYTES + " (a unix socket path has at most "
-        + MAX_UNIX_SOCKET_PATH_BYTES + ", and a process binds the path with a suffix first)");
-    }
-    if (handoverSocket.indexOf('\0') >= 0) {
-      throw new IllegalArgumentException("handoverSocket: " + ConfigValues.quote(handoverSocket) + " contains a NUL character");
-    }
-    this.handoverSocket = handoverSocket;
+    this.handoverSocket = ConfigValues.requireSocketPath("handoverSocket", handoverSocket, MAX_HANDOVER_SOCKET_PATH_BYTES,
+      "at most " + MAX_HANDOVER_SOCKET_PATH_BYTES + " (a unix socket path has at most " + MAX_UNIX_SOCKET_PATH_BYTES
+        + ", and a process binds the path with a suffix first)");
     return this;
   }
 
+  /** The {@code metrics} section. */
   public MetricsOptions getMetrics() {
     return metrics;
   }
@@ -455,6 +463,7 @@ public class FrameEchoOptions {
     return this;
   }
 
+  /** {@link #toJson()}, encoded. */
   @Override
   public String toString() {
     return toJson().encode();

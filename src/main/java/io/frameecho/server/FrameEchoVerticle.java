@@ -92,8 +92,14 @@ public class FrameEchoVerticle extends VerticleBase {
     } catch (IllegalArgumentException e) {
       return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage()));
     }
+    RequestHandler handler;
+    try {
+      handler = requestHandler != null ? requestHandler : configuredHandler(options);
+    } catch (IllegalArgumentException e) {
+      return Future.failedFuture(new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e));
+    }
     server = new FrameEchoServerImpl(vertx, options);
-    server.requestHandler(requestHandler != null ? requestHandler : configuredHandler(options));
+    server.requestHandler(handler);
     if (metrics != null) {
       server.metrics(metrics);
     }
@@ -135,9 +141,26 @@ public class FrameEchoVerticle extends VerticleBase {
 
   private RequestHandler configuredHandler(FrameEchoOptions options) {
     HandlerOptions h = options.getHandler();
-    return HandlerOptions.EVENT_BUS.equals(h.getType())
-      ? new EventBusHandler(vertx, h)
-      : new EchoHandler();
+    return switch (h.getType()) {
+      case HandlerOptions.ECHO -> new EchoHandler();
+      case HandlerOptions.EVENT_BUS -> new EventBusHandler(vertx, h);
+      default -> handlerNamed(h.getType());
+    };
+  }
+
+  /** An instance of the {@link RequestHandler} class {@code handler.type} names, as Vert.x deploys a verticle by name. */
+  private static RequestHandler handlerNamed(String name) {
+    try {
+      Class<?> type = Class.forName(name, true, FrameEchoVerticle.class.getClassLoader());
+      if (!RequestHandler.class.isAssignableFrom(type)) {
+        throw new IllegalArgumentException("handler.type: " + name + " does not implement " + RequestHandler.class.getName());
+      }
+      return (RequestHandler) type.getConstructor().newInstance();
+    } catch (ClassNotFoundException e) {
+      throw new IllegalArgumentException("handler.type: no class " + name + " on the class path");
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalArgumentException("handler.type: " + name + " needs a public no-argument constructor: " + e, e);
+    }
   }
 
   /**

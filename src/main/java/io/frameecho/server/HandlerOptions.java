@@ -1,21 +1,26 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
 import io.frameecho.server.impl.ConfigValues;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Set;
 
 /**
  * The {@code "handler"} section of the configuration: which application answers request frames.
  * <ul>
  *   <li>{@code "echo"} (default): the response is the request, at once;</li>
  *   <li>{@code "eventbus"}: each request payload goes as a request message (a {@code Buffer} body) to
- *   {@code address}, anywhere in the cluster, and the reply's body is the response payload.</li>
+ *   {@code address}, anywhere in the cluster, and the reply's body is the response payload;</li>
+ *   <li>the name of a class on the class path that implements {@link RequestHandler} with a public no-argument
+ *   constructor (such as {@code io.frameecho.example.UpperCaseHandler}): it answers, as one given in code would.</li>
  * </ul>
  * <p>
  * Each key ({@code handler.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class HandlerOptions {
 
   public static final String ECHO = "echo";
@@ -37,7 +42,6 @@ public class HandlerOptions {
   /** Well above a consumer's normal reply on loopback or a LAN, well below {@code timeoutMs}. */
   public static final long DEFAULT_NODE_LEFT_GRACE_MS = 500;
 
-
   private String type = DEFAULT_TYPE;
   private String address = DEFAULT_ADDRESS;
   private long timeoutMs = DEFAULT_TIMEOUT_MS;
@@ -46,36 +50,48 @@ public class HandlerOptions {
   private long heldAfterTimeoutMs = DEFAULT_HELD_AFTER_TIMEOUT_MS;
   private long nodeLeftGraceMs = DEFAULT_NODE_LEFT_GRACE_MS;
 
+  /** The defaults. */
   public HandlerOptions() {
   }
 
+  /** A copy of {@code other}. */
   public HandlerOptions(HandlerOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.HANDLER);
+    HandlerOptionsConverter.fromJson(other.toJson(), this);
   }
 
   /**
+   * Reads the {@code handler} section.
+   *
    * @throws IllegalArgumentException naming the key ({@code handler.…}) on an unknown key or a bad value
    */
   public HandlerOptions(JsonObject json) {
-    OptionKey.readJson(json, "handler.", ConfigKeys.HANDLER, this);
+    ConfigValues.check(json, "handler.", new HandlerOptions().toJson(), Set.of());
+    HandlerOptionsConverter.fromJson(json, this);
   }
 
+  /** These options as JSON, as the JSON constructor reads them. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.HANDLER);
+    JsonObject json = new JsonObject();
+    HandlerOptionsConverter.toJson(this, json);
+    return json;
   }
 
+  /** {@code handler.type}: {@link #ECHO}, {@link #EVENT_BUS} or a {@link RequestHandler} class's name. */
   public String getType() {
     return type;
   }
 
+  /** Which application answers: {@link #ECHO}, {@link #EVENT_BUS} or a {@link RequestHandler} class's name. */
   public HandlerOptions setType(String type) {
-    if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
-      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type) + " is not one of \"echo\", \"eventbus\"");
+    if (!ECHO.equals(type) && !EVENT_BUS.equals(type) && (type == null || !type.contains("."))) {
+      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type)
+        + " is not one of \"echo\", \"eventbus\" or the name of a RequestHandler class");
     }
     this.type = type;
     return this;
   }
 
+  /** {@code handler.address}. */
   public String getAddress() {
     return address;
   }
@@ -89,73 +105,65 @@ public class HandlerOptions {
     return this;
   }
 
+  /** {@code handler.timeoutMs}. */
   public long getTimeoutMs() {
     return timeoutMs;
   }
 
   /** How long an event-bus reply may take before the connection is closed. */
   public HandlerOptions setTimeoutMs(long timeoutMs) {
-    ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = ConfigValues.requirePositive("handler.timeoutMs", timeoutMs);
     return this;
   }
 
+  /** {@code handler.maxInFlight}. */
   public int getMaxInFlight() {
     return maxInFlight;
   }
 
   /** The most answers one connection may await at once before it stops reading. */
   public HandlerOptions setMaxInFlight(int maxInFlight) {
-    ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
-    this.maxInFlight = maxInFlight;
+    this.maxInFlight = ConfigValues.requirePositive("handler.maxInFlight", maxInFlight);
     return this;
   }
 
+  /** {@code handler.resendAfterMs}. */
   public long getResendAfterMs() {
     return resendAfterMs;
   }
 
-  /**
-   * For idempotent applications only: a request not answered after this long is sent again (to whichever consumer
-   * Vert.x picks, which is no longer one on a node the cluster has dropped), and again each time this long passes,
-   * within {@code timeoutMs}; the first reply is the answer. 0 (the default): never.
-   */
+  /** For idempotent applications only: a request not answered after this long is sent again; 0: never. */
   public HandlerOptions setResendAfterMs(long resendAfterMs) {
-    ConfigValues.requireNonNegative("handler.resendAfterMs", resendAfterMs);
-    this.resendAfterMs = resendAfterMs;
+    this.resendAfterMs = ConfigValues.requireNonNegative("handler.resendAfterMs", resendAfterMs);
     return this;
   }
 
+  /** {@code handler.heldAfterTimeoutMs}. */
   public long getHeldAfterTimeoutMs() {
     return heldAfterTimeoutMs;
   }
 
   /**
-   * On a clustered Vert.x, how long a request that timed out stays counted in {@code maxBufferedBytes}: its serialized
-   * copy may wait in Vert.x's queue toward a node that stopped reading until Vert.x closes that connection (no pong
-   * within {@code EventBusOptions} {@code clusterPingInterval} + {@code clusterPingReplyInterval}). Set it to that sum
-   * when you change them.
+   * On a clustered Vert.x, how long a request that timed out stays counted in {@code maxBufferedBytes}: set it to
+   * {@code EventBusOptions}' {@code clusterPingInterval} + {@code clusterPingReplyInterval} when you change them.
    */
   public HandlerOptions setHeldAfterTimeoutMs(long heldAfterTimeoutMs) {
-    ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
-    this.heldAfterTimeoutMs = heldAfterTimeoutMs;
+    this.heldAfterTimeoutMs = ConfigValues.requireNonNegative("handler.heldAfterTimeoutMs", heldAfterTimeoutMs);
     return this;
   }
 
+  /** {@code handler.nodeLeftGraceMs}. */
   public long getNodeLeftGraceMs() {
     return nodeLeftGraceMs;
   }
 
   /**
-   * On a clustered Vert.x, when a node leaves the cluster: a request in flight then and not answered this long after
-   * fails at once (it may have gone to that node, which will never answer), or is sent again with
-   * {@code resendAfterMs}; new requests wait until the cluster manager has dropped that node's consumers. Vert.x does not say which node a
-   * request went to, so choose it above the consumers' slowest normal reply. 0: such a request waits for
-   * {@code timeoutMs} (or its next re-send).
+   * On a clustered Vert.x, when a node leaves: how long a request in flight then may go unanswered before it fails
+   * (or is sent again with {@code resendAfterMs}); above the consumers' slowest normal reply. 0: it waits for
+   * {@code timeoutMs}.
    */
   public HandlerOptions setNodeLeftGraceMs(long nodeLeftGraceMs) {
-    ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
-    this.nodeLeftGraceMs = nodeLeftGraceMs;
+    this.nodeLeftGraceMs = ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
     return this;
   }
 }

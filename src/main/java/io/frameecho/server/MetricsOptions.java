@@ -1,10 +1,11 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
 import io.frameecho.server.impl.ConfigValues;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 
+import java.util.Set;
 
 /**
  * The {@code "metrics"} section: frame-echo's meters, decided per server, and, when asked for ({@code endpoint}), an
@@ -16,6 +17,8 @@ import io.vertx.core.json.JsonObject;
  * <p>
  * Each key ({@code metrics.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class MetricsOptions {
 
   public static final boolean DEFAULT_ENABLED = false;
@@ -26,7 +29,6 @@ public class MetricsOptions {
   public static final String DEFAULT_REGISTRY_NAME = "";
   public static final String DEFAULT_SERVER = "";
 
-
   private boolean enabled = DEFAULT_ENABLED;
   private String host = DEFAULT_HOST;
   private int port = DEFAULT_PORT;
@@ -34,42 +36,55 @@ public class MetricsOptions {
   private String registryName = DEFAULT_REGISTRY_NAME;
   private String server = DEFAULT_SERVER;
 
+  /** The defaults. */
   public MetricsOptions() {
   }
 
+  /** A copy of {@code other}. */
   public MetricsOptions(MetricsOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.METRICS);
+    MetricsOptionsConverter.fromJson(other.toJson(), this);
   }
 
   /**
+   * Reads the {@code metrics} section.
+   *
    * @throws IllegalArgumentException naming the key ({@code metrics.…}) on an unknown key or a bad value
    */
   public MetricsOptions(JsonObject json) {
-    OptionKey.readJson(json, "metrics.", ConfigKeys.METRICS, this);
+    ConfigValues.check(json, "metrics.", new MetricsOptions().toJson(), Set.of());
+    MetricsOptionsConverter.fromJson(json, this);
   }
 
+  /** These options as JSON, as the JSON constructor reads them. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.METRICS);
+    JsonObject json = new JsonObject();
+    MetricsOptionsConverter.toJson(this, json);
+    return json;
   }
 
+  /** {@code metrics.enabled}. */
   public boolean isEnabled() {
     return enabled;
   }
 
+  /** Whether frame-echo keeps its meters. */
   public MetricsOptions setEnabled(boolean enabled) {
     this.enabled = enabled;
     return this;
   }
 
+  /** {@code metrics.host}. */
   public String getHost() {
     return host;
   }
 
+  /** The address the HTTP endpoint binds. */
   public MetricsOptions setHost(String host) {
     this.host = ConfigValues.requireHost("metrics.host", host);
     return this;
   }
 
+  /** {@code metrics.port}. */
   public int getPort() {
     return port;
   }
@@ -83,42 +98,38 @@ public class MetricsOptions {
     return this;
   }
 
+  /** {@code metrics.endpoint}. */
   public boolean isEndpoint() {
     return endpoint;
   }
 
   /**
    * Whether {@link FrameEchoVerticle} opens the HTTP endpoint ({@code host}, {@code port}) with the meters and health,
-   * when {@code enabled}. False by default: the meters go to the registry and no port is opened (an application that
-   * exports its registry and health itself; with frame-echo's own Prometheus registry, only the endpoint shows them).
-   * The runnable jar sets it to true when its configuration does not say.
+   * when {@code enabled}. False by default (an application exports its registry and health itself); the runnable jar
+   * sets it to true when its configuration does not say.
    */
   public MetricsOptions setEndpoint(boolean endpoint) {
     this.endpoint = endpoint;
     return this;
   }
 
+  /** {@code metrics.registryName}. */
   public String getRegistryName() {
     return registryName;
   }
 
-  /**
-   * The Micrometer registry the meters go to, by the name Vert.x knows it ({@code MicrometerMetricsOptions.setRegistryName});
-   * empty for Vert.x's default registry, or frame-echo's own Prometheus registry when there is none.
-   */
+  /** The Micrometer registry for the meters, by its name in Vert.x; empty: Vert.x's default, or frame-echo's own. */
   public MetricsOptions setRegistryName(String registryName) {
     this.registryName = java.util.Objects.requireNonNull(registryName, "metrics.registryName");
     return this;
   }
 
+  /** {@code metrics.server}. */
   public String getServer() {
     return server;
   }
 
-  /**
-   * The value of the {@code server} tag on frame-echo's meters, which tells servers in one process apart; empty
-   * for the frame port as configured ({@code "1234"}). Servers with one value count together.
-   */
+  /** The {@code server} tag on frame-echo's meters; empty: the frame port as configured. Servers with one value count together. */
   public MetricsOptions setServer(String server) {
     this.server = java.util.Objects.requireNonNull(server, "metrics.server");
     return this;

@@ -1,43 +1,51 @@
 package io.frameecho.server;
 
-import io.frameecho.server.impl.ConfigKeys;
-import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
+import io.vertx.codegen.annotations.DataObject;
+import io.vertx.codegen.json.annotations.JsonGen;
 import io.vertx.core.json.JsonObject;
 
-
 /**
- * The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key.
+ * The {@code "tls"} section: serve TLS with a PEM certificate (chain) and its PEM private key. Both paths are
+ * required; a server refuses to start with one unset.
  * <p>
  * Each key ({@code tls.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */
+@DataObject
+@JsonGen(publicConverter = false)
 public class TlsOptions {
-
 
   private String certPath;
   private String keyPath;
 
+  /** Neither path set. */
   public TlsOptions() {
   }
 
+  /** A copy of {@code other}; an unset path stays unset. */
   public TlsOptions(TlsOptions other) {
-    OptionKey.copy(other, this, ConfigKeys.TLS);
+    TlsOptionsConverter.fromJson(other.toJson(), this);
   }
 
   /**
-   * @throws IllegalArgumentException naming the key ({@code tls.…}) on an unknown key, a bad value or a
-   *   missing path
+   * Reads the {@code tls} section (a path given as null stays unset).
+   *
+   * @throws IllegalArgumentException naming the key ({@code tls.…}) on an unknown key or a bad value
    */
   public TlsOptions(JsonObject json) {
-    OptionKey.readJson(json, "tls.", ConfigKeys.TLS, this);
-    if (certPath == null || keyPath == null) {
-      throw new IllegalArgumentException("tls: both tls.certPath and tls.keyPath are required");
-    }
+    JsonObject keys = ConfigValues.allKeys().getJsonObject("tls");
+    ConfigValues.check(json, "tls.", keys, keys.fieldNames());
+    TlsOptionsConverter.fromJson(json, this);
   }
 
+  /** These options as JSON, as the JSON constructor reads them; an unset path is left out. */
   public JsonObject toJson() {
-    return OptionKey.toJson(this, ConfigKeys.TLS);
+    JsonObject json = new JsonObject();
+    TlsOptionsConverter.toJson(this, json);
+    return json;
   }
 
+  /** {@code tls.certPath}; null if unset. */
   public String getCertPath() {
     return certPath;
   }
@@ -48,6 +56,7 @@ public class TlsOptions {
     return this;
   }
 
+  /** {@code tls.keyPath}; null if unset. */
   public String getKeyPath() {
     return keyPath;
   }

@@ -6,4 +6,8 @@
  * <b>Threading rule:</b> a server and its verticle belong to the event loop they were created on; a
  * {@code RequestHandler} and a {@code FrameEchoMetrics} are called on a connection's event loop and must not block.
  */
+// Vert.x's codegen generates the options' JSON converters (@DataObject) in the packages of a module it is told of.
+@ModuleGen(name = "frame-echo", groupPackage = "io.frameecho")
 package io.frameecho.server;
+
+import io.vertx.codegen.annotations.ModuleGen;

@@ -1,8 +1,7 @@
 package io.frameecho.cli;
 
-import io.frameecho.server.impl.ConfigKeys;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.impl.OptionKey;
+import io.frameecho.server.impl.ConfigValues;
 import io.vertx.core.json.JsonObject;
 
 import java.io.OutputStream;
@@ -28,9 +27,9 @@ public final class TestAccess {
   public static JsonObject jarDefaults() {
     JsonObject libraryDefaults = new FrameEchoOptions().toJson();
     JsonObject emptySections = new JsonObject();
-    for (OptionKey<FrameEchoOptions, ?> key : ConfigKeys.FRAME_ECHO) {
-      if (key.type() == OptionKey.Type.SECTION && libraryDefaults.getValue(key.name()) instanceof JsonObject) {
-        emptySections.put(key.name(), new JsonObject());
+    for (String section : ConfigValues.SECTIONS) {
+      if (libraryDefaults.getValue(section) instanceof JsonObject) {
+        emptySections.put(section, new JsonObject());
       }
     }
     return new FrameEchoOptions(Main.checkedConfig(new String[] {"-conf", emptySections.encode()}, Map.of())).toJson();

@@ -1,9 +1,8 @@
 package io.frameecho.docs;
 
-import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.ConfigValues;
 import io.frameecho.cli.TestAccess;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -20,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * OPERATING.md's configuration table is the one description of every key: it names each key of
- * {@link FrameEchoOptions#keys()} (a section's keys as {@code section.key}) exactly once, no other, and gives each
+ * {@link io.frameecho.server.impl.ConfigValues#allKeys()} (a section's keys as {@code section.key}) exactly once, no other, and gives each
  * the default the code has, as the first code span of its default column; a key whose default in the runnable jar
  * is not the library's says both, and nothing else: {@code `true` in the jar, `false` embedded}.
  */
@@ -37,14 +36,15 @@ class ConfigurationReferenceTest {
   /** Each key as {@code section.key}, in the table's order, with its value in {@code defaults} as JSON text. */
   private static Map<String, String> keysWithDefaults(JsonObject defaults) {
     Map<String, String> keys = new LinkedHashMap<>();
-    for (OptionKey<FrameEchoOptions, ?> key : ConfigKeys.FRAME_ECHO) {
-      if (key.type() == OptionKey.Type.SECTION) {
-        JsonObject section = defaults.getJsonObject(key.name());
-        for (OptionKey<?, ?> inner : key.sectionKeys()) {
-          keys.put(key.name() + "." + inner.name(), Json.encode(section == null ? null : section.getValue(inner.name())));
+    JsonObject all = ConfigValues.allKeys();
+    for (String name : all.fieldNames()) {
+      if (ConfigValues.SECTIONS.contains(name)) {
+        JsonObject section = defaults.getJsonObject(name);
+        for (String inner : all.getJsonObject(name).fieldNames()) {
+          keys.put(name + "." + inner, Json.encode(section == null ? null : section.getValue(inner)));
         }
       } else {
-        keys.put(key.name(), Json.encode(defaults.getValue(key.name())));
+        keys.put(name, Json.encode(defaults.getValue(name)));
       }
     }
     return keys;
@@ -81,7 +81,7 @@ class ConfigurationReferenceTest {
     List<String> documented = rows().stream().map(r -> r[0]).toList();
     assertEquals(List.copyOf(keysWithDefaults(new FrameEchoOptions().toJson()).keySet()).stream().sorted().toList(),
       documented.stream().sorted().toList(),
-      "the keys of " + OPERATING + "'s configuration table against ConfigKeys.FRAME_ECHO");
+      "the keys of " + OPERATING + "'s configuration table against ConfigValues.allKeys()");
   }
 
   @Test

@@ -1,10 +1,9 @@
 package io.frameecho.fuzz;
 
-import io.frameecho.server.impl.ConfigKeys;
+import io.frameecho.server.impl.ConfigValues;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.frameecho.server.FrameEchoOptions;
-import io.frameecho.server.impl.OptionKey;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.NetServerOptions;
@@ -75,14 +74,15 @@ class ConfigFuzzTest {
 
   private static String[] names(String... known) {
     Set<String> names = new LinkedHashSet<>(List.of(known));
-    for (OptionKey<?, ?> key : ConfigKeys.FRAME_ECHO) {
-      if (key.name().equals("framing")) {
+    JsonObject all = ConfigValues.allKeys();
+    for (String key : all.fieldNames()) {
+      if (key.equals("framing")) {
         // Added after the others, so that the names before keep their indexes.
         continue;
       }
-      names.add(key.name());
-      for (OptionKey<?, ?> inner : key.sectionKeys()) {
-        names.add(inner.name());
+      names.add(key);
+      if (ConfigValues.SECTIONS.contains(key)) {
+        names.addAll(all.getJsonObject(key).fieldNames());
       }
     }
     names.add("framing");

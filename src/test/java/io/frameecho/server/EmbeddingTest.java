@@ -4,7 +4,9 @@ import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RawConnection;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.RefusedPort;
+import io.frameecho.client.FrameClient;
 import io.vertx.core.DeploymentOptions;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClient;
@@ -204,5 +206,29 @@ class EmbeddingTest {
     })
       .eventually(() -> Future.all(facades.stream().map(FrameEchoServer::close).toList()))
       .onComplete(ctx.succeedingThenComplete());
+  }
+
+  /** The jar's own way to change the answer: {@code handler.type} names a RequestHandler class, and its answer is on the wire. */
+  @Test
+  void aHandlerClassNamedInTheConfigAnswers(Vertx vertx, VertxTestContext ctx) {
+    JsonObject upper = new JsonObject().put("handler", new JsonObject().put("type", "io.frameecho.example.UpperCaseHandler"));
+    deploy(vertx, upper, 1, new RecordingMetrics())
+      .compose(port -> FrameClient.connect(vertx, "127.0.0.1", port))
+      .compose(client -> client.request(Buffer.buffer("hello, frame")).eventually(client::close))
+      .onComplete(ctx.succeeding(answer -> ctx.verify(() -> {
+        assertEquals("HELLO, FRAME", answer.toString());
+        ctx.completeNow();
+      })));
+  }
+
+  /** A class that is not a RequestHandler fails the deployment, naming the key and the reason. */
+  @Test
+  void aClassThatIsNotAHandlerFailsTheDeployment(Vertx vertx, VertxTestContext ctx) {
+    JsonObject wrong = new JsonObject().put("handler", new JsonObject().put("type", "java.lang.String"));
+    deploy(vertx, wrong, 1, new RecordingMetrics()).onComplete(ctx.failing(e -> ctx.verify(() -> {
+      assertEquals("invalid frame-echo configuration: handler.type: java.lang.String does not implement "
+        + "io.frameecho.server.RequestHandler", e.getMessage());
+      ctx.completeNow();
+    })));
   }
 }

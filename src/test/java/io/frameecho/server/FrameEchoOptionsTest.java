@@ -178,6 +178,36 @@ class FrameEchoOptionsTest {
     assertTrue(mutual.isTls());
   }
 
+  /** The generated converter skips a value of another type; each is refused first, in a section too, with its key. */
+  @Test
+  void valuesTheConverterWouldSkipAreRefused() {
+    assertEquals("metrics.enabled: expected true or false but got the string \"yes\"",
+      error(new JsonObject().put("metrics", new JsonObject().put("enabled", "yes"))));
+    assertEquals("handler.maxInFlight: expected an integer but got the string \"4\"",
+      error(new JsonObject().put("handler", new JsonObject().put("maxInFlight", "4"))));
+    assertEquals("handler.timeoutMs: expected an integer but got 1.5",
+      error(new JsonObject().put("handler", new JsonObject().put("timeoutMs", 1.5))));
+    assertEquals("tls.certPath: expected a string but got 7", error(new JsonObject().put("tls", new JsonObject().put("certPath", 7))));
+    assertEquals("tls: expected an object but got true", error(new JsonObject().put("tls", true)));
+    assertEquals("metrics: expected an object but got null", error(new JsonObject().putNull("metrics")));
+    assertTrue(error(new JsonObject().put("metrics", new JsonObject().put("prot", 1)))
+      .startsWith("unknown configuration key 'metrics.prot' (did you mean 'metrics.port'?); known keys: metrics.enabled,"));
+    // handler.timeoutMs is read as the long it is held in.
+    assertEquals(5_000_000_000L, new FrameEchoOptions(new JsonObject().put("handler", new JsonObject().put("timeoutMs", 5_000_000_000L)))
+      .getHandler().getTimeoutMs());
+  }
+
+  /** One path of the tls section unset: refused when the options are checked, from JSON or from Java. */
+  @Test
+  void aTlsSectionWithOnePathIsRefusedWhenChecked() {
+    assertEquals("c.pem", new TlsOptions(new JsonObject().put("certPath", "c.pem")).getCertPath(), "a section alone is read");
+    assertEquals("tls: both tls.certPath and tls.keyPath are required",
+      error(new JsonObject().put("tls", new JsonObject().put("certPath", "c.pem").putNull("keyPath"))));
+    FrameEchoOptions java = new FrameEchoOptions().setTls(new TlsOptions().setKeyPath("k.pem"));
+    assertEquals("tls: both tls.certPath and tls.keyPath are required",
+      assertThrows(IllegalArgumentException.class, () -> StartupChecks.checkOptions(java)).getMessage());
+  }
+
   @Test
   void transportIsOneOfFour() {
     assertEquals("io_uring", new FrameEchoOptions(new JsonObject().put("transport", "io_uring")).getTransport());

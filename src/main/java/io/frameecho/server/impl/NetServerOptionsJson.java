@@ -109,22 +109,8 @@ public final class NetServerOptionsJson {
   }
 
   private static String expected(Object read) {
-    if (read instanceof Boolean) {
-      return "true or false";
-    }
-    if (read instanceof Number) {
-      return "a number";
-    }
-    if (read instanceof String) {
-      return "a string";
-    }
-    if (read instanceof JsonArray) {
-      return "an array";
-    }
-    if (read instanceof JsonObject) {
-      return "an object";
-    }
-    return "another value";
+    return read instanceof Boolean ? "true or false" : read instanceof Number ? "a number" : read instanceof String ? "a string"
+      : read instanceof JsonArray ? "an array" : read instanceof JsonObject ? "an object" : "another value";
   }
 
   /** Vert.x refused the whole section: the first key it refuses alone names the problem. */

@@ -233,12 +233,16 @@ public final class StartupChecks {
   }
 
   /**
-   * TLS settings that would be ignored, or fail at start, are refused: {@code ssl} without key material, and key
-   * material, trust or {@code clientAuth} without TLS (the server would serve plain TCP).
+   * TLS settings that would be ignored, or fail at start, are refused: a {@code tls} section without both paths,
+   * {@code ssl} without key material, and key material, trust or {@code clientAuth} without TLS (the server would
+   * serve plain TCP).
    *
    * @throws IllegalArgumentException naming the key
    */
   static void checkTls(FrameEchoOptions o) {
+    if (o.getTls() != null && (o.getTls().getCertPath() == null || o.getTls().getKeyPath() == null)) {
+      throw new IllegalArgumentException("tls: both tls.certPath and tls.keyPath are required");
+    }
     NetServerOptions net = o.getNetServerOptions();
     boolean keyMaterial = o.getTls() != null || net.getKeyCertOptions() != null;
     if (net.isSsl() && !keyMaterial) {

@@ -38,7 +38,7 @@ class ConfigReaderFindingsTest {
   void aStringValueWithALineBreakIsQuotedOnOneLine() {
     assertEquals("port: expected an integer but got the string \"12\\n34\"", error(new JsonObject().put("port", "12\n34")));
     assertEquals("transport: \"nio\\n\" is not one of auto, nio, epoll, io_uring", error(new JsonObject().put("transport", "nio\n")));
-    assertEquals("handler.type: \"echo\\u0000\" is not one of \"echo\", \"eventbus\"",
+    assertEquals("handler.type: \"echo\\u0000\" is not one of \"echo\", \"eventbus\" or the name of a RequestHandler class",
       error(new JsonObject().put("handler", new JsonObject().put("type", "echo\u0000"))));
     assertEquals("netServerOptions.tcp\\nKeepAlive: not a name Vert.x's NetServerOptions reads from JSON, so it would be ignored",
       error(new JsonObject().put("netServerOptions", new JsonObject().put("tcp\nKeepAlive", true))));

@@ -6,7 +6,7 @@ import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.server.impl.shared.ConnectionLogs;
@@ -39,7 +39,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   final Cutoffs cutoffs;
   private final int messageOffset;
   private final Handler<Connection> closedHandler;
-  final Reading reading = new Reading();
   private final ActivityOrder order;
   final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
@@ -50,6 +49,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   ResponseWriter writer;
   Responses responses;
   ConnectionTimers timers;
+  ReadPause reading;
 
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
@@ -93,7 +93,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
     timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
-    reading.wire(parser, metrics, timers, account, log);
+    reading = new ReadPause(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
   }
@@ -351,10 +351,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Whether the connection is idle: not closing, nothing owed, read or queued, reading open. */
   @Override
   public boolean owesNothing() {
-    return reading.isOpen() && owesNothingWhateverTheGate();
+    return reading.isOpen() && owesNothingEvenIfPaused();
   }
 
-  boolean owesNothingWhateverTheGate() {
+  /** Owes nothing, whether or not reading is paused. */
+  boolean owesNothingEvenIfPaused() {
     return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }
 

@@ -4,7 +4,7 @@ import io.frameecho.protocol.FrameTooLargeException;
 import io.frameecho.protocol.Frames;
 import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.netty.buffer.ByteBuf;
@@ -62,14 +62,14 @@ final class ConnectionLog {
   /** Reading paused for {@code reason}; {@code wasOpen} false when it was already paused for another. */
   void readingPaused(Reason reason, boolean wasOpen) {
     if (loop.isDebugEnabled()) {
-      loop.debug("{} want_read=false: {}{}", remote, why(reason), wasOpen ? "" : " (already paused for another reason)");
+      loop.debug("{} want_read=false: {}{}", remote, reason.paused, wasOpen ? "" : " (already paused for another reason)");
     }
   }
 
   /** {@code reason} cleared; {@code opened} when it was the last one. */
   void readingResumed(Reason reason, boolean opened) {
     if (loop.isDebugEnabled()) {
-      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", cleared(reason));
+      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", reason.cleared);
     }
   }
 
@@ -109,22 +109,6 @@ final class ConnectionLog {
     if (loop.isDebugEnabled()) {
       loop.debug("{} closed: {}", remote, reason);
     }
-  }
-
-  private static String why(Reason reason) {
-    return switch (reason) {
-      case WRITE_QUEUE_FULL -> "the write queue is over writeQueueMaxSize";
-      case TOO_MANY_IN_FLIGHT -> "handler.maxInFlight answers are awaited";
-      case OVER_BUFFER_BUDGET -> "the buffer budget is spent (maxBufferedBytes)";
-    };
-  }
-
-  private static String cleared(Reason reason) {
-    return switch (reason) {
-      case WRITE_QUEUE_FULL -> "the write queue drained";
-      case TOO_MANY_IN_FLIGHT -> "an awaited answer came";
-      case OVER_BUFFER_BUDGET -> "the buffer budget has room";
-    };
   }
 
   void protocolError(FramingException error) {

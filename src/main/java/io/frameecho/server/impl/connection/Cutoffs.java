@@ -1,7 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 
 /**

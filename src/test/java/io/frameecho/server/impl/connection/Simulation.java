@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * One run: the real connection core (each {@link Connection} with its parser, answers, writer, gate and clocks, and one
+ * One run: the real connection core (each {@link Connection} with its parser, answers, writer, read pause and clocks, and one
  * shared {@link BufferBudget}) for a crowd of {@link SimClient}s over {@link SimSocket}s, on a {@link VirtualTicker} and
  * {@link SimLoops}, every choice drawn from one seeded {@link Random}. Each step is one of: a loop runs its next task,
  * a loop looks at its sockets (reads, FINs, resets), a client acts, or the clock ticks (and the clients that act on

@@ -282,7 +282,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     AcceptedSocket accepted = ChannelSocket.accepted(socket, loop, options.getWriteQueueMaxSize(), shutdownPacer,
       handover == null ? null : handover::successor);
     Connection connection = Connection.accept(client == null ? accepted : ProxyHeaders.carrying(accepted, client), onLoop,
-      requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
+      requestHandler, options, limits.budget(), metrics, limits.logSummary(), ticker, order, closed -> {
         limits.release(ip, order.gaveWay(closed));
         drain.closed(closed, closed.ending());
       });

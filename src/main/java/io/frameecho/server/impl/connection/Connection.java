@@ -9,7 +9,7 @@ import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
+import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -59,7 +59,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   private boolean inputEnded;
   private boolean receivedBytes;
 
-  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
+  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, LogSummary logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
     this.order = order;
     this.options = options;
@@ -72,7 +72,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** Accepts a connection on the caller's event loop; {@code loop} runs its later tasks there. */
   public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
-                                  BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
+                                  BufferBudget budget, FrameEchoMetrics metrics, LogSummary logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
     Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
     connection.log.newClient();
@@ -337,7 +337,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
-    log.socketClosed(close.reason());
     log.closed(close.reason(), close.ioError());
   }
 

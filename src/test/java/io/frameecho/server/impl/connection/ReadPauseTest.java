@@ -50,7 +50,7 @@ class ReadPauseTest {
       }
     });
   private final ReadPause pause = new ReadPause(parser, metrics, timers, Accounts.on(Accounts.budget()),
-    new ConnectionLog(null, null, 4));
+    new ConnectionLog(null, null, 0));
 
   /** Paused: no reason stands, the socket is asked for nothing, and the meter counts it paused. */
   private void assertReading(boolean reading) {

@@ -6,7 +6,6 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.RequestLoss;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
@@ -48,7 +47,7 @@ final class Simulation {
   private final SimLoops loops;
   private final SimReads reads = new SimReads();
   private final RecordingMetrics metrics = new RecordingMetrics();
-  private final ConnectionLogs logs = new ConnectionLogs(new LogSummary(ticker));
+  private final LogSummary logs = new LogSummary(ticker);
   private final List<ActivityOrder> orders = new ArrayList<>();
   private final BufferBudget budget;
   /** Clients whose connection has not closed yet, and every client of the run. */

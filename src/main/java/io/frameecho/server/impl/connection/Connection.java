@@ -21,34 +21,46 @@ import java.util.concurrent.Executor;
 
 /**
  * One client connection. Bytes flow socket → {@link FrameParser} → {@link #frame} → {@link Responses} →
- * {@link ResponseWriter} → socket; after each read, {@link #afterRead} brings the budget, the timers and the read gate
+ * {@link ResponseWriter} → socket; after each read, {@link #afterRead} brings the budget, the timers and the read pause
  * up to date with what the parser holds. This class alone decides why (the first {@link CloseReason} wins) and when the
- * connection closes. Everything runs on the connection's event loop.
+ * connection closes, its traffic's events and those from outside it alike: its {@link ConnectionTimers}, the budget's
+ * evictions, shutdown. Everything runs on the connection's event loop.
  */
-public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
+  ConnectionTimers.Events, BudgetAccount.Owner {
 
   /**
    * The longest a connection that owes nothing lingers when closed: it holds the stop, and what its client sent across
    * the FIN is read rather than answered by a reset.
    */
   static final long IDLE_LINGER_MS = 1000;
+  /** How long after accept a silent connection may still send a first request once shutdown began, to be answered. */
+  static final long FIRST_REQUEST_GRACE_MS = 500;
 
-  final FrameEchoOptions options;
+  /** What a connection found reading at shutdown waits for before it closes. */
+  private enum ShutdownWait {
+    NONE,
+    /** Accepted within {@link #FIRST_REQUEST_GRACE_MS}, nothing read yet: its first requests. */
+    FIRST_REQUEST,
+    /** A frame under way: that frame, whole. */
+    REQUEST_UNDER_WAY
+  }
+
+  private final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
-  final ConnectionLog log;
-  final Cutoffs cutoffs;
+  private final ConnectionLog log;
   private final int messageOffset;
   private final Handler<Connection> closedHandler;
   private final ActivityOrder order;
   final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
-  // Built in start(); the cutoffs read them too.
+  // Built in start().
   ConnectionSocket socket;
-  FrameParser parser;
+  private FrameParser parser;
   private BudgetAccount account;
-  ResponseWriter writer;
-  Responses responses;
-  ConnectionTimers timers;
+  private ResponseWriter writer;
+  private Responses responses;
+  private ConnectionTimers timers;
   ReadPause reading;
 
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
@@ -58,6 +70,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** The client shut down its sending side: answer what it sent, then close. */
   private boolean inputEnded;
   private boolean receivedBytes;
+  private ShutdownWait shutdownWait = ShutdownWait.NONE;
 
   Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, LogSummary logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
@@ -66,7 +79,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.metrics = metrics;
     this.messageOffset = options.getFraming().messageOffset();
     this.log = new ConnectionLog(remote, logs, messageOffset);
-    this.cutoffs = new Cutoffs(this);
     this.closedHandler = closedHandler;
   }
 
@@ -86,13 +98,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
-    account = new BudgetAccount(budget, loop, cutoffs);
+    account = new BudgetAccount(budget, loop, this);
     parser.memoryScarce(account::memoryScarce);
     writer = new ResponseWriter(socket, account, log, options.getFraming());
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
-    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
+    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, this);
     reading = new ReadPause(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
@@ -148,7 +160,10 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (cutoffs.shutdownWaitOver(completed, underWay)) {
+    // What shutdown waited for has arrived. A frame begun after the awaited first request counts as lost, so a client
+    // that keeps pipelining cannot hold the shutdown.
+    if (shutdownWait == ShutdownWait.REQUEST_UNDER_WAY ? completed
+      : shutdownWait == ShutdownWait.FIRST_REQUEST && completed && !underWay) {
       closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
       return;
     }
@@ -173,13 +188,34 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
+  /**
+   * Closes at once if the connection owes nothing, else after its answers. A request on its way is not lost: a new
+   * silent connection waits {@link #FIRST_REQUEST_GRACE_MS} for it, one with a frame under way reads it whole; the frame
+   * timeout and the deadline ({@link #cut()}) bound the wait.
+   */
   @Override
   public void shutdownRequested() {
-    cutoffs.shutdownRequested();
+    if (close.decided() || shutdownWait != ShutdownWait.NONE) {
+      return;
+    }
+    if (!receivedBytes && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS, place.joinedNanos)) {
+      shutdownWait = ShutdownWait.FIRST_REQUEST;
+    } else if (!parser.atFrameBoundary()) {
+      shutdownWait = ShutdownWait.REQUEST_UNDER_WAY;
+    } else {
+      closeForShutdown(owesNothing());
+    }
+  }
+
+  @Override
+  public void firstRequestGraceOver() {
+    if (!close.decided() && !receivedBytes) {
+      closeForShutdown(owesNothing());
+    }
   }
 
   /** Shutdown: {@code owingNothing}, at once; owing answers, after them (the drain). */
-  void closeForShutdown(boolean owingNothing) {
+  private void closeForShutdown(boolean owingNothing) {
     if (owingNothing) {
       close = close.decideIdle();
     }
@@ -253,8 +289,69 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return close;
   }
 
-  boolean receivedBytes() {
-    return receivedBytes;
+  /** Not idle while an answer is awaited, reading is paused or a frame is under way. */
+  @Override
+  public boolean idle(long idleMs) {
+    if (close.decided()) {
+      return true;
+    }
+    if (responses.awaiting() || !reading.isOpen() || !parser.atFrameBoundary()) {
+      return false;
+    }
+    log.idle(idleMs);
+    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
+    return true;
+  }
+
+  @Override
+  public void frameTimedOut(long elapsedMs) {
+    if (!close.decided() && !parser.atFrameBoundary()) {
+      log.frameTimedOut(elapsedMs, parser.bufferedBytes());
+      closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
+    }
+  }
+
+  @Override
+  public void writeStalled() {
+    if (writeStalledNow()) {
+      log.writeStalled(options.getWriteStallTimeoutMs());
+      cut(CloseReason.WRITE_STALL);
+    }
+  }
+
+  /** Not cut, and the client takes no response: the write queue is full, or a close waits to flush. */
+  private boolean writeStalledNow() {
+    CloseState.Stage stage = close.stage();
+    return !stage.cut() && (stage.closeAsked() ? !socket.lingering()
+      : reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
+  }
+
+  @Override
+  public void budgetHasRoom() {
+    resumeReading(Reason.OVER_BUFFER_BUDGET);
+  }
+
+  @Override
+  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+    log.budgetEvicted(heldBytes, stalledMs, waiting, used, limit);
+    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+  }
+
+  /**
+   * The budget is spent and others wait: a client sent nothing for a quarter of {@code writeStallTimeoutMs} (at least
+   * {@code graceMs}) while responses wait is cut now, rather than hold the budget until its write stall.
+   */
+  @Override
+  public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
+    long writeStallTimeoutMs = options.getWriteStallTimeoutMs();
+    if (writeStallTimeoutMs == 0 || !writeStalledNow()) {
+      return;
+    }
+    long stalledMs = timers.msSentNothing(socket.msSinceDataSent());
+    if (stalledMs >= 0 && stalledMs >= Math.max(graceMs, writeStallTimeoutMs / 4)) {
+      log.nonReaderEvicted(stalledMs, waiting, used, limit);
+      cut(CloseReason.BUDGET_EVICTED);
+    }
   }
 
   /** Closes at once for {@code reason}, overruling a shutdown's: the responses held cannot reach the client. */
@@ -309,9 +406,14 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     socket.closeNow();
   }
 
-  /** Cuts a connection shutdown could not drain in time; only a cut before its FIN loses what it owed. */
+  /**
+   * Cuts a connection shutdown could not drain in time; only a cut before its FIN loses what it owed. One waiting only
+   * for a request under way (or a first request) closes owing nothing instead, so that request counts as lost, not as
+   * a cut.
+   */
   public void cut() {
-    if (cutoffs.shutdownDeadline()) {
+    if (shutdownWait != ShutdownWait.NONE && !close.decided() && !responses.awaiting() && socket.pendingWriteBytes() == 0) {
+      closeForShutdown(true);
       return;
     }
     boolean undelivered = !socket.lingering();

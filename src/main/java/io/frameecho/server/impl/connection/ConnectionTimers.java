@@ -89,7 +89,12 @@ final class ConnectionTimers {
    * from one that reads nothing.
    */
   long msSentNothing(long msSinceDataSent) {
-    return msSinceDataSent < 0 ? -1 : Math.min(msSinceDataSent, msWithoutWriteProgress());
+    if (msSinceDataSent < 0 || !writeWaiting) {
+      return Math.min(msSinceDataSent, 0);
+    }
+    long now = ticker.nanoTime();
+    noteWriteProgress(now);
+    return Math.min(msSinceDataSent, TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos));
   }
 
   void requestArrived() {
@@ -136,16 +141,6 @@ final class ConnectionTimers {
     if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
       writeTimer = ticker.schedule(writeCheckMs(), this::onWriteStall);
     }
-  }
-
-  /** How long the client has taken no queued response byte; 0 unless the queue is full or a close waits to flush. */
-  long msWithoutWriteProgress() {
-    if (!writeWaiting) {
-      return 0;
-    }
-    long now = ticker.nanoTime();
-    noteWriteProgress(now);
-    return TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
   }
 
   private void noteWriteProgress(long now) {
@@ -208,10 +203,6 @@ final class ConnectionTimers {
       return;
     }
     events.writeStalled();
-  }
-
-  long writeStallTimeoutMs() {
-    return options.getWriteStallTimeoutMs();
   }
 
   void cancelAll() {

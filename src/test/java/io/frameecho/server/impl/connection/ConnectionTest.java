@@ -657,7 +657,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.cutoffs.evictIfNotReading(1000, 3, 2000, 1000);
+    connection.evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */
@@ -750,7 +750,7 @@ class ConnectionTest {
 
   // ---- shutdown: what is owed, and the first request's grace ----
 
-  private static final long GRACE = Cutoffs.FIRST_REQUEST_GRACE_MS;
+  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
 
   /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
   @Test

@@ -392,7 +392,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
         timers.writeWaiting();
       }
       long lingerMs = options.getLingerTimeoutMs();
-      if (close.stage().idle()) {
+      if (close.idle()) {
         socket.closeOwingNothing(Math.min(lingerMs, IDLE_LINGER_MS));
       } else {
         socket.closeLingering(close.reason() == CloseReason.IDLE_EVICTED ? Math.min(lingerMs, IDLE_LINGER_MS) : lingerMs);
@@ -430,7 +430,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       close = close.decide(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
     boolean dropped = responses.drop();
-    close = socket.handedOver() && !dropped ? close.handedOver() : close.ended(writer.lost() || dropped);
+    close = close.ended(writer.lost() || dropped, socket.handedOver() && !dropped);
     close.losses().forEach(metrics::requestLost);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -461,7 +461,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   }
 
   /** How it ended; null while it has not. */
-  public Ending ending() {
+  public CloseState.Ending ending() {
     return close.ending();
   }
 }

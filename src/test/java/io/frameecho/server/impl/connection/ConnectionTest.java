@@ -1,6 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.connection.CloseState.Ending;
 import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;

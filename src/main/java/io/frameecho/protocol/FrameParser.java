@@ -8,8 +8,6 @@ import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.streams.ReadStream;
 
-import java.util.function.BooleanSupplier;
-
 /**
  * Reassembles length-prefixed frames, in the form of a {@link LengthField}, from a byte stream. A frame lying whole in
  * one read is handed over as a slice of it, without a copy; one spanning reads is gathered by a {@link PartialFrame}
@@ -140,15 +138,6 @@ public final class FrameParser implements Handler<Buffer> {
   /** The form of the frames this parser reads. */
   public LengthField form() {
     return form;
-  }
-
-  /**
-   * While {@code scarce} holds, a frame spanning reads is gathered in pieces as large as each read, so a connection
-   * paused mid-frame sets little memory aside.
-   */
-  public FrameParser memoryScarce(BooleanSupplier scarce) {
-    partial.memoryScarce = scarce;
-    return this;
   }
 
   /** Feeds bytes, copied into a pooled buffer so that gathered frames come from pooled memory. */
@@ -302,7 +291,8 @@ public final class FrameParser implements Handler<Buffer> {
 
   /**
    * Memory for the next read to land in while a frame spanning reads is gathered, so its bytes are not copied again;
-   * null otherwise. The read must be the next one {@link #handle}d.
+   * null otherwise. The read must be the next one {@link #handle}d. The memory is set aside ahead of the bytes (a piece
+   * of up to 1 MiB, never more than the frame lacks): a caller that bounds memory asks only for a frame it affords.
    */
   public ByteBuf landingFor(ByteBufAllocator alloc, int least, int most) {
     return state == State.READING_BODY && !paused && held == null ? partial.lend(alloc, least, most) : null;
@@ -311,11 +301,6 @@ public final class FrameParser implements Handler<Buffer> {
   /** True when no frame has been started and not finished: an end here is a clean one. */
   public boolean atFrameBoundary() {
     return received == delivered;
-  }
-
-  /** Memory set aside for a partial frame beyond its {@link #bufferedBytes()}. */
-  public long setAsideBytes() {
-    return partial.setAsideBytes();
   }
 
   /** Bytes received and not yet delivered: a partial frame, or whole frames held while paused. */

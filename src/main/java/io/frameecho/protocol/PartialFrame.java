@@ -4,13 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 
-import java.util.function.BooleanSupplier;
-
 /**
  * The bytes of one frame that spans reads, gathered for {@link FrameParser}. Memory follows the bytes that arrived,
  * never the length a header announces, so a header alone cannot make the server set memory aside: a frame up to
  * {@link #SMALL_FRAME} goes into one buffer of its size; a bigger one into power-of-two pieces (pooled, never copied to
- * grow) about as large as what has arrived, so at most about twice what arrived is set aside. Not thread-safe.
+ * grow) no larger than the read that fills them, so less than {@link #MIN_PIECE} is set aside beyond what arrived. Only
+ * memory the reader {@link #lend}s, which the reader has afforded, grows ahead of the bytes: there pieces double with
+ * what has arrived, up to {@link #PIECE_SIZE}, so a large frame is written in few pieces. Not thread-safe.
  */
 final class PartialFrame {
 
@@ -26,9 +26,6 @@ final class PartialFrame {
 
   private final LengthField form;
   private final int headerSize;
-
-  /** While true, pieces are sized to the read that starts them, not to what has arrived. */
-  BooleanSupplier memoryScarce = () -> false;
 
   PartialFrame(LengthField form) {
     this.form = form;
@@ -108,7 +105,7 @@ final class PartialFrame {
       return null;
     }
     if (piece == null) {
-      piece = alloc.ioBuffer(nextPieceSize(least));
+      piece = alloc.ioBuffer(nextPieceSize(Math.max(least, gathered)));
     }
     int length = Math.min(Math.min(piece.writableBytes(), missing), missing > PIECE_SIZE ? Math.min(least, most) : most);
     if (length <= 0) {
@@ -178,21 +175,18 @@ final class PartialFrame {
   }
 
   /**
-   * About what has arrived, or the read that starts the piece, rounded down to a power of two so the allocator pools
-   * it; at least {@link #MIN_PIECE} once under way; at most {@link #PIECE_SIZE} and what the frame lacks.
+   * {@code wanted} rounded down to a power of two so the allocator pools it; at least {@link #MIN_PIECE} once under
+   * way, so a trickle does not make a piece per byte; at most {@link #PIECE_SIZE} and what the frame lacks.
    */
-  private int nextPieceSize(int readable) {
-    int size = Integer.highestOneBit(Math.max(1, memoryScarce.getAsBoolean() ? readable : Math.max(readable, gathered)));
+  private int nextPieceSize(int wanted) {
+    int size = Integer.highestOneBit(Math.max(1, wanted));
     if (gathered > 0) {
       size = Math.max(size, MIN_PIECE);
     }
     return Math.min(missing, Math.min(PIECE_SIZE, size));
   }
 
-  /**
-   * The unfilled part of the piece being filled. A paused connection keeps it until it reads again, so its owner
-   * counts it as held; a small frame's buffer is the parser's fixed allowance and is not counted.
-   */
+  /** The unfilled part of the piece being filled: memory set aside beyond the bytes. */
   long setAsideBytes() {
     return piece == null ? 0 : piece.writableBytes();
   }

@@ -99,7 +99,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     this.socket = socket;
     parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, this);
-    parser.memoryScarce(account::memoryScarce);
     writer = new ResponseWriter(socket, account, log, options.getFraming());
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
@@ -115,10 +114,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     return account.readCap(BudgetAccount.SMALL_READ);
   }
 
-  /** Lets a read of a large frame land in the frame's memory ({@link FrameParser#landingFor}) instead of being copied. */
+  /**
+   * Lets a read of a large frame land in the frame's memory ({@link FrameParser#landingFor}) instead of being copied,
+   * once the budget admitted the frame whole: memory set aside ahead of the bytes is then already counted.
+   */
   @Override
   public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
-    return close.decided() ? null : parser.landingFor(alloc, guess, readCap());
+    return close.decided() || !account.frameAdmitted() ? null : parser.landingFor(alloc, guess, readCap());
   }
 
   @Override
@@ -167,7 +169,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
       return;
     }
-    if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed, parser.setAsideBytes())) {
+    if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed)) {
       reading.pauseFor(Reason.OVER_BUFFER_BUDGET);
     }
   }

@@ -34,8 +34,6 @@ public final class BudgetAccount {
   private final Owner owner;
 
   private long buffered;
-  /** Memory the parser reserved and has not filled; held unless an admission covers it. */
-  private long setAside;
   /** Bytes admitted and not read yet; reads consume these first. */
   private long promised;
   private Admission waitingFor = Admission.NONE;
@@ -82,9 +80,9 @@ public final class BudgetAccount {
 
   /**
    * Updates the account after a read with the parser's buffered bytes, the current frame's full size (0 if unknown),
-   * whether a frame completed, and its reserved memory. Returns true when reading must stop until admitted.
+   * and whether a frame completed. Returns true when reading must stop until admitted.
    */
-  public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted, long setAsideNow) {
+  public boolean settle(long bufferedNow, long frameSizeNow, boolean frameCompleted) {
     if (closing || waitingFor != Admission.NONE) {
       return false;
     }
@@ -92,7 +90,6 @@ public final class BudgetAccount {
       endAdmission();
     }
     buffered = bufferedNow;
-    holdSetAside(admission == Admission.FRAME ? 0 : setAsideNow);
     if (admission != Admission.NONE) {
       return false;
     }
@@ -106,7 +103,7 @@ public final class BudgetAccount {
   /** Returns true when the connection must wait. */
   private boolean ask(Admission what, long rest) {
     waitingFor = what;
-    if (!budget.admit(this, rest, buffered + setAside)) {
+    if (!budget.admit(this, rest, buffered)) {
       return true;
     }
     waitingFor = Admission.NONE;
@@ -121,7 +118,6 @@ public final class BudgetAccount {
       watch();
       mark();
       frameBytes = buffered + rest;
-      holdSetAside(0);
     }
     admission = what;
   }
@@ -145,11 +141,6 @@ public final class BudgetAccount {
     promised = 0;
   }
 
-  private void holdSetAside(long setAsideNow) {
-    budget.change(setAsideNow - setAside);
-    setAside = setAsideNow;
-  }
-
   /** Reading is paused or resumed for a reason other than the budget, which is not a stall. */
   public void serverPaused(boolean paused) {
     if (paused != pausedByServer) {
@@ -168,9 +159,9 @@ public final class BudgetAccount {
     };
   }
 
-  /** Whether the budget is more than half spent, so frames should reserve little; any thread. */
-  public boolean memoryScarce() {
-    return budget.used() > budget.limit() / 2;
+  /** Whether the frame under way is admitted whole, so its memory may be set aside ahead of its bytes. */
+  public boolean frameAdmitted() {
+    return admission == Admission.FRAME;
   }
 
   /** Swaps a request's {@code released} bytes for its response's {@code held} bytes. */
@@ -196,7 +187,6 @@ public final class BudgetAccount {
     if (admission != Admission.NONE) {
       endAdmission();
     }
-    holdSetAside(0);
     budget.release(bufferedNow);
   }
 

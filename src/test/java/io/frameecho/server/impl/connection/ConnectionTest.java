@@ -11,6 +11,7 @@ import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.SocketAddress;
@@ -44,6 +45,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 class ConnectionTest {
@@ -320,6 +322,28 @@ class ConnectionTest {
     read(Arrays.copyOfRange(big, 34, big.length));
     assertArrayEquals(big, socket.written().getBytes());
     assertEquals(0, budget.waiting());
+    assertEquals(CLIENT_CLOSED, closed());
+  }
+
+  /**
+   * A large frame's reads land in its memory, set aside ahead of the bytes, only once the budget has admitted the frame
+   * whole, so the memory is counted before it is set aside.
+   */
+  @Test
+  void aLargeFramesReadsLandInItsMemoryOnlyOnceAdmitted() {
+    options.setMaxFrameSize(1 << 20);
+    echo();
+    byte[] big = frame("z".repeat(100_000));
+    read(Arrays.copyOfRange(big, 0, 1_000));
+    assertNull(connection.readInto(ByteBufAllocator.DEFAULT, 65_536), "1,000 bytes in: the frame is not admitted");
+    read(Arrays.copyOfRange(big, 1_000, 10_000));
+    assertEquals(big.length, budget.used(), "10,000 bytes in: the frame is admitted whole");
+    ByteBuf into = connection.readInto(ByteBufAllocator.DEFAULT, 65_536);
+    assertNotNull(into, "admitted: the next read lands in the frame");
+    int landed = Math.min(into.writableBytes(), big.length - 10_000);
+    connection.bytes(into.writeBytes(big, 10_000, landed));
+    read(Arrays.copyOfRange(big, 10_000 + landed, big.length));
+    assertArrayEquals(big, socket.written().getBytes());
     assertEquals(CLIENT_CLOSED, closed());
   }
 

@@ -69,7 +69,7 @@ class BufferBudgetTest {
         buffered = 0;
         frameSize = 0;
       }
-      paused = account.settle(buffered, frameSize, completed, 0);
+      paused = account.settle(buffered, frameSize, completed);
       return paused;
     }
 

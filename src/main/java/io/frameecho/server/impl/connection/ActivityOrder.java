@@ -152,7 +152,7 @@ public final class ActivityOrder {
 
   /** Closes {@code connection} (with a FIN: it owes nothing) so a newcomer takes its slot. */
   public void giveWay(Connection connection) {
-    connection.closeAfterAnswers(CloseReason.IDLE_EVICTED);
+    connection.wantClose(CloseReason.IDLE_EVICTED);
   }
 
   /** True when {@code connection} was evicted for a newcomer. */

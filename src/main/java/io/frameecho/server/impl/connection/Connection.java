@@ -20,11 +20,12 @@ import java.io.IOException;
 import java.util.concurrent.Executor;
 
 /**
- * One client connection. Bytes flow socket → {@link FrameParser} → {@link #frame} → {@link Responses} →
- * {@link ResponseWriter} → socket; after each read, {@link #afterRead} brings the budget, the timers and the read pause
- * up to date with what the parser holds. This class alone decides why (the first {@link CloseReason} wins) and when the
- * connection closes, its traffic's events and those from outside it alike: its {@link ConnectionTimers}, the budget's
- * evictions, shutdown. Everything runs on the connection's event loop.
+ * One client connection, the book's {@code struct Conn}: {@link #handleRead} takes a read to the {@link FrameParser},
+ * which calls {@link #tryOneRequest} for each whole request; {@link #handleWrite} queues the read's answers, and
+ * {@link #afterRead} then brings the frame clock, a shutdown's wait and the budget up to date. {@code want_read} is
+ * {@link ReadPause#wantRead}, {@code want_close} is {@link #wantClose} (or {@link #cut} at once), with the first
+ * {@link CloseReason} winning, whether it comes from the traffic, the {@link ConnectionTimers}, the budget or shutdown.
+ * Everything runs on the connection's event loop.
  */
 public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
   ConnectionTimers.Events, BudgetAccount.Owner {
@@ -120,11 +121,20 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    */
   @Override
   public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
-    return close.decided() || !account.frameAdmitted() ? null : parser.landingFor(alloc, guess, readCap());
+    return !account.frameAdmitted() || close.decided() ? null : parser.landingFor(alloc, guess, readCap());
   }
 
+  /** The socket read {@code bytes}: {@link #handleRead}. */
   @Override
   public void bytes(ByteBuf bytes) {
+    handleRead(bytes);
+  }
+
+  /**
+   * {@code handle_read}: the parser takes the read and calls {@link #tryOneRequest} for each whole request in it; then
+   * {@link #afterRead}. The budget counts the bytes as held before they are parsed, since an answer may exchange them.
+   */
+  void handleRead(ByteBuf bytes) {
     if (close.decided()) {
       // Once closing, nothing is parsed: lingering bytes are discarded, never answered.
       if (bytes.isReadable()) {
@@ -133,7 +143,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       bytes.release();
       return;
     }
-    if (!reading.isOpen() && socket.resetByPeer()) {
+    if (!reading.wantRead() && socket.resetByPeer()) {
       // On a reset, epoll reads even while reading is paused; nobody is left to answer, so none of it is held.
       bytes.release();
       failed(new IOException("connection reset by peer while the server had paused reading it"));
@@ -146,14 +156,43 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     afterRead();
   }
 
-  /** After a read (or a resume): write the read's answers, then update the frame timer and the budget from the parser. */
+  /** A whole request frame from the parser: {@link #tryOneRequest}. */
+  @Override
+  public void frame(ByteBuf frame) {
+    tryOneRequest(frame);
+  }
+
+  /**
+   * The end of {@code try_one_request}: the one place a request is complete (the parser found it). The answer is the
+   * {@link Responses}' to make; their slots or the write queue full, reading stops.
+   */
+  private void tryOneRequest(ByteBuf frame) {
+    int held = frame.readableBytes();
+    framesSinceSettled++;
+    log.frameComplete(frame);
+    timers.requestArrived();
+    long receivedNanos = metrics.requestReceived(held - messageOffset);
+    if (responses.request(frame, held, receivedNanos)) {
+      stopReadingIfFull();
+    }
+  }
+
+  /**
+   * {@code handle_write}: the read's answers join the socket's write queue, which Vert.x flushes at the end of the read
+   * (Netty's flush is the book's {@code write()}); over {@code writeQueueMaxSize}, reading stops until {@link #writable}.
+   */
+  private void handleWrite() {
+    if (responses.readDone()) {
+      stopReadingIfFull();
+    }
+  }
+
+  /** After a read (or a resume): {@link #handleWrite}, then the frame clock, a shutdown's wait and the budget. */
   private void afterRead() {
     if (close.decided()) {
       return;
     }
-    if (responses.readDone()) {
-      stopReadingIfFull();
-    }
+    handleWrite();
     boolean completed = framesSinceSettled != 0;
     framesSinceSettled = 0;
     long buffered = parser.bufferedBytes();
@@ -166,7 +205,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     // that keeps pipelining cannot hold the shutdown.
     if (shutdownWait == ShutdownWait.REQUEST_UNDER_WAY ? completed
       : shutdownWait == ShutdownWait.FIRST_REQUEST && completed && !underWay) {
-      closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
+      wantClose(CloseReason.SERVER_SHUTDOWN);
       return;
     }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed)) {
@@ -180,6 +219,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     endIfInputDone();
   }
 
+  /** The write queue went below its low-water mark: the end of {@code handle_write}, reading may resume. */
   @Override
   public void writable() {
     if (reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
@@ -221,20 +261,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (owingNothing) {
       close = close.decideIdle();
     }
-    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
-  }
-
-  /** A whole request frame: the one place a request is complete. */
-  @Override
-  public void frame(ByteBuf frame) {
-    int held = frame.readableBytes();
-    framesSinceSettled++;
-    log.frameComplete(frame);
-    timers.requestArrived();
-    long receivedNanos = metrics.requestReceived(held - messageOffset);
-    if (responses.request(frame, held, receivedNanos)) {
-      stopReadingIfFull();
-    }
+    wantClose(CloseReason.SERVER_SHUTDOWN);
   }
 
   /** A {@link FramingException} from the parser, or an IO error from the socket. */
@@ -243,7 +270,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (error instanceof FramingException e) {
       metrics.protocolError();
       log.protocolError(e);
-      closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
+      wantClose(CloseReason.PROTOCOL_ERROR);
     } else {
       if (!close.decided()) {
         log.wantClose(CloseReason.IO_ERROR, false);
@@ -284,7 +311,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   @Override
   public void handlerFailed(Throwable cause) {
     log.handlerFailed(cause);
-    closeAfterAnswers(CloseReason.HANDLER_FAILED);
+    wantClose(CloseReason.HANDLER_FAILED);
   }
 
   CloseState closeState() {
@@ -297,11 +324,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (close.decided()) {
       return true;
     }
-    if (responses.awaiting() || !reading.isOpen() || !parser.atFrameBoundary()) {
+    if (responses.awaiting() || !reading.wantRead() || !parser.atFrameBoundary()) {
       return false;
     }
     log.idle(idleMs);
-    closeAfterAnswers(CloseReason.IDLE_TIMEOUT);
+    wantClose(CloseReason.IDLE_TIMEOUT);
     return true;
   }
 
@@ -309,7 +336,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   public void frameTimedOut(long elapsedMs) {
     if (!close.decided() && !parser.atFrameBoundary()) {
       log.frameTimedOut(elapsedMs, parser.bufferedBytes());
-      closeAfterAnswers(CloseReason.FRAME_TIMEOUT);
+      wantClose(CloseReason.FRAME_TIMEOUT);
     }
   }
 
@@ -336,7 +363,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   @Override
   public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
     log.budgetEvicted(heldBytes, stalledMs, waiting, used, limit);
-    closeAfterAnswers(CloseReason.BUDGET_EVICTED);
+    wantClose(CloseReason.BUDGET_EVICTED);
   }
 
   /**
@@ -365,13 +392,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** Once the client's input ended and all of it was read, the end is decided. */
   private void endIfInputDone() {
-    if (inputEnded && !close.decided() && reading.isOpen()) {
-      closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
+    if (inputEnded && !close.decided() && reading.wantRead()) {
+      wantClose(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
-  /** Stops reading now and closes once the earlier requests are answered. */
-  void closeAfterAnswers(CloseReason reason) {
+  /** {@code want_close}: stops reading now and closes once the earlier requests are answered. */
+  void wantClose(CloseReason reason) {
     if (!close.decided()) {
       log.wantClose(reason, true);
     }
@@ -454,7 +481,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Whether the connection is idle: not closing, nothing owed, read or queued, reading open. */
   @Override
   public boolean owesNothing() {
-    return reading.isOpen() && owesNothingEvenIfPaused();
+    return reading.wantRead() && owesNothingEvenIfPaused();
   }
 
   /** Owes nothing, whether or not reading is paused. */

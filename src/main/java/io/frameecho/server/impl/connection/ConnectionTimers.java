@@ -97,8 +97,9 @@ final class ConnectionTimers {
     return Math.min(msSinceDataSent, TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos));
   }
 
+  /** A whole request: the idle clock starts over, if it runs (the timer is armed only with an idle timeout). */
   void requestArrived() {
-    if (options.getIdleTimeoutMs() > 0) {
+    if (idleTimer >= 0) {
       lastRequestNanos = ticker.nanoTime();
     }
   }

@@ -52,8 +52,8 @@ final class ReadPause {
     this.log = log;
   }
 
-  /** No reason stands (reading may still be stopped for good). */
-  boolean isOpen() {
+  /** {@code want_read}: no reason stands (reading may still be stopped for good, once the connection closes). */
+  boolean wantRead() {
     return reasons == 0;
   }
 

@@ -430,7 +430,7 @@ class ConnectionTest {
     assertEquals(Ending.CUT, connection.ending());
   }
 
-  /** Connection.closeAfterAnswers: "what the parser holds is released now, not when a lingering close ends". */
+  /** Connection.wantClose: "what the parser holds is released now, not when a lingering close ends". */
   @Test
   void aHandlerFailingAtOnceReleasesTheRestOfTheReadBeforeTheLingeringClose() {
     start(request -> {

@@ -54,7 +54,7 @@ class ReadPauseTest {
 
   /** Paused: no reason stands, the socket is asked for nothing, and the meter counts it paused. */
   private void assertReading(boolean reading) {
-    assertEquals(reading, pause.isOpen());
+    assertEquals(reading, pause.wantRead());
     assertEquals(reading, socket.readingOn());
     assertEquals(reading ? 0 : 1, metrics.pausedNow());
   }
@@ -137,7 +137,7 @@ class ReadPauseTest {
     assertTrue(pause.isPausedFor(WRITE_QUEUE_FULL));
 
     assertFalse(pause.resumeFrom(WRITE_QUEUE_FULL), "reading does not restart");
-    assertTrue(pause.isOpen(), "isOpen means no reason stands, not that reading may start");
+    assertTrue(pause.wantRead(), "wantRead means no reason stands, not that reading may start");
     assertFalse(socket.readingOn());
     assertEquals(0, metrics.pausedNow(), "the meter no longer counts it paused");
     pause.pauseFor(TOO_MANY_IN_FLIGHT);
@@ -154,7 +154,7 @@ class ReadPauseTest {
     pause.stopForGood();
     pause.closed();
     assertEquals(0, metrics.pausedNow());
-    assertTrue(pause.isOpen());
+    assertTrue(pause.wantRead());
     assertFalse(pause.resumeFrom(TOO_MANY_IN_FLIGHT), "nothing left to resume");
     pause.closed();
     assertEquals(1, metrics.resumes());

@@ -98,13 +98,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Builds the parts; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
-    parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
+    parser = FrameParser.controlling(socket, options.getFraming(), options.getMaxFrameSize(), this);
     account = new BudgetAccount(budget, loop, this);
     writer = new ResponseWriter(socket, account, log, options.getFraming());
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
-    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, this);
+    timers = new ConnectionTimers(ticker, options, this);
     reading = new ReadPause(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
@@ -330,6 +330,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     log.idle(idleMs);
     wantClose(CloseReason.IDLE_TIMEOUT);
     return true;
+  }
+
+  @Override
+  public long pendingWriteBytes() {
+    return socket.pendingWriteBytes();
   }
 
   @Override

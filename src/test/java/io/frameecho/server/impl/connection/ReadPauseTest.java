@@ -30,7 +30,7 @@ class ReadPauseTest {
     public void failed(Throwable error) {
     }
   });
-  private final ConnectionTimers timers = new ConnectionTimers(new VirtualTicker(), new FrameEchoOptions(), () -> 0,
+  private final ConnectionTimers timers = new ConnectionTimers(new VirtualTicker(), new FrameEchoOptions(),
     new ConnectionTimers.Events() {
       @Override
       public boolean idle(long idleMs) {
@@ -47,6 +47,11 @@ class ReadPauseTest {
 
       @Override
       public void firstRequestGraceOver() {
+      }
+
+      @Override
+      public long pendingWriteBytes() {
+        return 0;
       }
     });
   private final ReadPause pause = new ReadPause(parser, metrics, timers, Accounts.on(Accounts.budget()),

@@ -62,7 +62,8 @@ public final class FrameParser implements Handler<Buffer> {
   private final int lengthAdjustment;
   /** Frame-echo's own length field (4 bytes, little-endian, at offset 0) is read without a switch. */
   private final boolean ownLengthField;
-  private final PartialFrame partial;
+  /** The frame that spans reads, made when one does and let go once delivered; null between such frames. */
+  private PartialFrame partial;
 
   private State state = State.AT_BOUNDARY;
   /** Payload length of the decided header, from {@link State#HEADER_DECIDED} until the frame is delivered. */
@@ -89,7 +90,6 @@ public final class FrameParser implements Handler<Buffer> {
     this.lengthAdjustment = form.lengthAdjustment();
     this.ownLengthField = form.lengthFieldOffset() == 0 && form.lengthFieldLength() == 4
       && form.byteOrder() == java.nio.ByteOrder.LITTLE_ENDIAN;
-    this.partial = new PartialFrame(form);
   }
 
   /** A parser that takes over {@code source}'s handlers and demand, and releases what it holds at the source's end. */
@@ -189,6 +189,7 @@ public final class FrameParser implements Handler<Buffer> {
 
   private void startFrame(ByteBuf in) {
     if (in.readableBytes() < headerSize) {
+      partial = new PartialFrame(form);
       partial.startHeader(in);
       state = State.READING_HEADER;
     } else {
@@ -221,10 +222,13 @@ public final class FrameParser implements Handler<Buffer> {
   /** A frame lying whole in {@code in} is delivered as a slice of it; otherwise gathering starts. */
   private void takeFrame(ByteBuf in) {
     int frameSize = headerSize + bodyLength;
-    if (!partial.hasHeader() && in.readableBytes() >= frameSize) {
+    if (partial == null && in.readableBytes() >= frameSize) {
       state = State.AT_BOUNDARY;
       deliver(in.readRetainedSlice(frameSize));
     } else {
+      if (partial == null) {
+        partial = new PartialFrame(form);
+      }
       partial.start(in.alloc(), frameSize);
       state = State.READING_BODY;
       readBody(in);
@@ -234,7 +238,9 @@ public final class FrameParser implements Handler<Buffer> {
   private void readBody(ByteBuf in) {
     if (partial.fill(in)) {
       state = State.AT_BOUNDARY;
-      deliver(partial.take());
+      ByteBuf frame = partial.take();
+      partial = null;
+      deliver(frame);
     }
   }
 
@@ -316,7 +322,10 @@ public final class FrameParser implements Handler<Buffer> {
   /** Releases what the parser holds; call when the stream is gone. A frame under way is dropped. */
   public void releaseBuffers() {
     releases++;
-    partial.release();
+    if (partial != null) {
+      partial.release();
+      partial = null;
+    }
     if (held != null) {
       held.release();
       held = null;

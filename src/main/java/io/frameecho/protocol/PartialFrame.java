@@ -60,11 +60,6 @@ final class PartialFrame {
     return form.readLength(header, header.readerIndex());
   }
 
-  /** True while a header split across reads waits here. */
-  boolean hasHeader() {
-    return header != null;
-  }
-
   /** Starts gathering a frame of {@code frameSize} bytes, header included, moving in a kept header. */
   void start(ByteBufAllocator alloc, int frameSize) {
     if (header != null && frameSize == headerSize) {
@@ -191,7 +186,7 @@ final class PartialFrame {
     return piece == null ? 0 : piece.writableBytes();
   }
 
-  /** The whole frame, which the caller now owns; this is empty again. */
+  /** The whole frame, which the caller now owns; nothing else is held once it is whole. */
   ByteBuf take() {
     ByteBuf whole = frame;
     frame = null;

@@ -285,7 +285,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     AcceptedSocket accepted = ChannelSocket.accepted(socket, client, loop, options.getWriteQueueMaxSize(), shutdownPacer,
       handover == null ? null : handover::successor);
     Connection connection = Connection.accept(accepted, onLoop,
-      requestHandler, options, limits.budget(), metrics, limits.connectionLogs(), ticker, order, closed -> {
+      requestHandler, options, limits.budget(), metrics, limits.logSummary(), ticker, order, closed -> {
         limits.release(ip, order.gaveWay(closed));
         drain.closed(closed, closed.ending());
       });

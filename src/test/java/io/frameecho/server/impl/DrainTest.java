@@ -1,6 +1,6 @@
 package io.frameecho.server.impl;
 
-import io.frameecho.server.impl.connection.Ending;
+import io.frameecho.server.impl.connection.CloseState.Ending;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.Ticker;
 
 import java.util.concurrent.TimeUnit;
@@ -146,14 +146,13 @@ public final class ActivityOrder {
    * the kernel, so only when a newcomer needs the slot.
    */
   private static boolean leftWhileWaitingForBudget(Connection connection) {
-    Reading reading = connection.reading;
-    return reading.isPausedFor(Reason.OVER_BUFFER_BUDGET) && !reading.isPausedForOtherThan(Reason.OVER_BUFFER_BUDGET)
-      && connection.owesNothingWhateverTheGate() && connection.socket.clientClosed();
+    return connection.reading.isPausedOnlyFor(Reason.OVER_BUFFER_BUDGET) && connection.owesNothingEvenIfPaused()
+      && connection.socket.clientClosed();
   }
 
   /** Closes {@code connection} (with a FIN: it owes nothing) so a newcomer takes its slot. */
   public void giveWay(Connection connection) {
-    connection.closeAfterAnswers(CloseReason.IDLE_EVICTED);
+    connection.wantClose(CloseReason.IDLE_EVICTED);
   }
 
   /** True when {@code connection} was evicted for a newcomer. */

@@ -6,10 +6,10 @@ import io.frameecho.server.CloseReason;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
+import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.server.impl.shared.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -20,36 +20,49 @@ import java.io.IOException;
 import java.util.concurrent.Executor;
 
 /**
- * One client connection. Bytes flow socket → {@link FrameParser} → {@link #frame} → {@link Responses} →
- * {@link ResponseWriter} → socket; after each read, {@link #afterRead} brings the budget, the timers and the read gate
- * up to date with what the parser holds. This class alone decides why (the first {@link CloseReason} wins) and when the
- * connection closes. Everything runs on the connection's event loop.
+ * One client connection, the book's {@code struct Conn}: {@link #handleRead} takes a read to the {@link FrameParser},
+ * which calls {@link #tryOneRequest} for each whole request; {@link #handleWrite} queues the read's answers, and
+ * {@link #afterRead} then brings the frame clock, a shutdown's wait and the budget up to date. {@code want_read} is
+ * {@link ReadPause#wantRead}, {@code want_close} is {@link #wantClose} (or {@link #cut} at once), with the first
+ * {@link CloseReason} winning, whether it comes from the traffic, the {@link ConnectionTimers}, the budget or shutdown.
+ * Everything runs on the connection's event loop.
  */
-public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener {
+public final class Connection implements ConnectionSocket.Events, FrameParser.Listener, OrderedAnswers.Listener,
+  ConnectionTimers.Events, BudgetAccount.Owner {
 
   /**
    * The longest a connection that owes nothing lingers when closed: it holds the stop, and what its client sent across
    * the FIN is read rather than answered by a reset.
    */
   static final long IDLE_LINGER_MS = 1000;
+  /** How long after accept a silent connection may still send a first request once shutdown began, to be answered. */
+  static final long FIRST_REQUEST_GRACE_MS = 500;
 
-  final FrameEchoOptions options;
+  /** What a connection found reading at shutdown waits for before it closes. */
+  private enum ShutdownWait {
+    NONE,
+    /** Accepted within {@link #FIRST_REQUEST_GRACE_MS}, nothing read yet: its first requests. */
+    FIRST_REQUEST,
+    /** A frame under way: that frame, whole. */
+    REQUEST_UNDER_WAY
+  }
+
+  private final FrameEchoOptions options;
   private final FrameEchoMetrics metrics;
-  final ConnectionLog log;
-  final Cutoffs cutoffs;
+  private final ConnectionLog log;
   private final int messageOffset;
   private final Handler<Connection> closedHandler;
-  final Reading reading = new Reading();
   private final ActivityOrder order;
   final ActivityOrder.Place place = new ActivityOrder.Place(this);
 
-  // Built in start(); the cutoffs read them too.
+  // Built in start().
   ConnectionSocket socket;
-  FrameParser parser;
+  private FrameParser parser;
   private BudgetAccount account;
-  ResponseWriter writer;
-  Responses responses;
-  ConnectionTimers timers;
+  private ResponseWriter writer;
+  private Responses responses;
+  private ConnectionTimers timers;
+  ReadPause reading;
 
   /** Frames handed over since the last {@link #afterRead}, and whether a frame was under way then. */
   private int framesSinceSettled;
@@ -58,21 +71,21 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** The client shut down its sending side: answer what it sent, then close. */
   private boolean inputEnded;
   private boolean receivedBytes;
+  private ShutdownWait shutdownWait = ShutdownWait.NONE;
 
-  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, ConnectionLogs logs,
+  Connection(SocketAddress remote, FrameEchoOptions options, FrameEchoMetrics metrics, LogSummary logs,
              ActivityOrder order, Handler<Connection> closedHandler) {
     this.order = order;
     this.options = options;
     this.metrics = metrics;
     this.messageOffset = options.getFraming().messageOffset();
     this.log = new ConnectionLog(remote, logs, messageOffset);
-    this.cutoffs = new Cutoffs(this);
     this.closedHandler = closedHandler;
   }
 
   /** Accepts a connection on the caller's event loop; {@code loop} runs its later tasks there. */
   public static Connection accept(AcceptedSocket accepted, Executor loop, RequestHandler handler, FrameEchoOptions options,
-                                  BufferBudget budget, FrameEchoMetrics metrics, ConnectionLogs logs, Ticker ticker,
+                                  BufferBudget budget, FrameEchoMetrics metrics, LogSummary logs, Ticker ticker,
                                   ActivityOrder order, Handler<Connection> closedHandler) {
     Connection connection = new Connection(accepted.remoteAddress(), options, metrics, logs, order, closedHandler);
     connection.log.newClient();
@@ -85,14 +98,14 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Builds the parts; once, on the event loop. */
   void start(ConnectionSocket socket, RequestHandler handler, BufferBudget budget, Executor loop, Ticker ticker) {
     this.socket = socket;
-    parser = FrameParser.controlling(socket::reading, options.getFraming(), options.getMaxFrameSize(), this);
-    account = new BudgetAccount(budget, loop, cutoffs);
+    parser = FrameParser.controlling(socket, options.getFraming(), options.getMaxFrameSize(), this);
+    account = new BudgetAccount(budget, loop, this);
     writer = new ResponseWriter(socket, account, log, options.getFraming());
     responses = handler instanceof EchoHandler
       ? new EchoWriter(writer, account, metrics)
       : new OrderedAnswers(handler, options.getHandler().getMaxInFlight(), writer, account, metrics, this, loop);
-    timers = new ConnectionTimers(ticker, options, socket::pendingWriteBytes, cutoffs);
-    reading.wire(parser, metrics, timers, account, log);
+    timers = new ConnectionTimers(ticker, options, this);
+    reading = new ReadPause(parser, metrics, timers, account, log);
     timers.start();
     order.join(place);
   }
@@ -108,11 +121,20 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
    */
   @Override
   public ByteBuf readInto(ByteBufAllocator alloc, int guess) {
-    return close.decided() || !account.frameAdmitted() ? null : parser.landingFor(alloc, guess, readCap());
+    return !account.frameAdmitted() || close.decided() ? null : parser.landingFor(alloc, guess, readCap());
   }
 
+  /** The socket read {@code bytes}: {@link #handleRead}. */
   @Override
   public void bytes(ByteBuf bytes) {
+    handleRead(bytes);
+  }
+
+  /**
+   * {@code handle_read}: the parser takes the read and calls {@link #tryOneRequest} for each whole request in it; then
+   * {@link #afterRead}. The budget counts the bytes as held before they are parsed, since an answer may exchange them.
+   */
+  void handleRead(ByteBuf bytes) {
     if (close.decided()) {
       // Once closing, nothing is parsed: lingering bytes are discarded, never answered.
       if (bytes.isReadable()) {
@@ -121,7 +143,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       bytes.release();
       return;
     }
-    if (!reading.isOpen() && socket.resetByPeer()) {
+    if (!reading.wantRead() && socket.resetByPeer()) {
       // On a reset, epoll reads even while reading is paused; nobody is left to answer, so none of it is held.
       bytes.release();
       failed(new IOException("connection reset by peer while the server had paused reading it"));
@@ -134,14 +156,43 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     afterRead();
   }
 
-  /** After a read (or a resume): write the read's answers, then update the frame timer and the budget from the parser. */
+  /** A whole request frame from the parser: {@link #tryOneRequest}. */
+  @Override
+  public void frame(ByteBuf frame) {
+    tryOneRequest(frame);
+  }
+
+  /**
+   * The end of {@code try_one_request}: the one place a request is complete (the parser found it). The answer is the
+   * {@link Responses}' to make; their slots or the write queue full, reading stops.
+   */
+  private void tryOneRequest(ByteBuf frame) {
+    int held = frame.readableBytes();
+    framesSinceSettled++;
+    log.frameComplete(frame);
+    timers.requestArrived();
+    long receivedNanos = metrics.requestReceived(held - messageOffset);
+    if (responses.request(frame, held, receivedNanos)) {
+      stopReadingIfFull();
+    }
+  }
+
+  /**
+   * {@code handle_write}: the read's answers join the socket's write queue, which Vert.x flushes at the end of the read
+   * (Netty's flush is the book's {@code write()}); over {@code writeQueueMaxSize}, reading stops until {@link #writable}.
+   */
+  private void handleWrite() {
+    if (responses.readDone()) {
+      stopReadingIfFull();
+    }
+  }
+
+  /** After a read (or a resume): {@link #handleWrite}, then the frame clock, a shutdown's wait and the budget. */
   private void afterRead() {
     if (close.decided()) {
       return;
     }
-    if (responses.readDone()) {
-      stopReadingIfFull();
-    }
+    handleWrite();
     boolean completed = framesSinceSettled != 0;
     framesSinceSettled = 0;
     long buffered = parser.bufferedBytes();
@@ -150,8 +201,11 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       timers.frameStarted();
     }
     frameUnderWay = underWay;
-    if (cutoffs.shutdownWaitOver(completed, underWay)) {
-      closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
+    // What shutdown waited for has arrived. A frame begun after the awaited first request counts as lost, so a client
+    // that keeps pipelining cannot hold the shutdown.
+    if (shutdownWait == ShutdownWait.REQUEST_UNDER_WAY ? completed
+      : shutdownWait == ShutdownWait.FIRST_REQUEST && completed && !underWay) {
+      wantClose(CloseReason.SERVER_SHUTDOWN);
       return;
     }
     if (account.settle(buffered, underWay ? parser.announcedFrameSize() : 0, completed)) {
@@ -165,6 +219,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     endIfInputDone();
   }
 
+  /** The write queue went below its low-water mark: the end of {@code handle_write}, reading may resume. */
   @Override
   public void writable() {
     if (reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && !writer.writeQueueFull()) {
@@ -175,30 +230,38 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     }
   }
 
+  /**
+   * Closes at once if the connection owes nothing, else after its answers. A request on its way is not lost: a new
+   * silent connection waits {@link #FIRST_REQUEST_GRACE_MS} for it, one with a frame under way reads it whole; the frame
+   * timeout and the deadline ({@link #cut()}) bound the wait.
+   */
   @Override
   public void shutdownRequested() {
-    cutoffs.shutdownRequested();
+    if (close.decided() || shutdownWait != ShutdownWait.NONE) {
+      return;
+    }
+    if (!receivedBytes && timers.awaitFirstRequest(FIRST_REQUEST_GRACE_MS, place.joinedNanos)) {
+      shutdownWait = ShutdownWait.FIRST_REQUEST;
+    } else if (!parser.atFrameBoundary()) {
+      shutdownWait = ShutdownWait.REQUEST_UNDER_WAY;
+    } else {
+      closeForShutdown(owesNothing());
+    }
+  }
+
+  @Override
+  public void firstRequestGraceOver() {
+    if (!close.decided() && !receivedBytes) {
+      closeForShutdown(owesNothing());
+    }
   }
 
   /** Shutdown: {@code owingNothing}, at once; owing answers, after them (the drain). */
-  void closeForShutdown(boolean owingNothing) {
+  private void closeForShutdown(boolean owingNothing) {
     if (owingNothing) {
       close = close.decideIdle();
     }
-    closeAfterAnswers(CloseReason.SERVER_SHUTDOWN);
-  }
-
-  /** A whole request frame: the one place a request is complete. */
-  @Override
-  public void frame(ByteBuf frame) {
-    int held = frame.readableBytes();
-    framesSinceSettled++;
-    log.frameComplete(frame);
-    timers.requestArrived();
-    long receivedNanos = metrics.requestReceived(held - messageOffset);
-    if (responses.request(frame, held, receivedNanos)) {
-      stopReadingIfFull();
-    }
+    wantClose(CloseReason.SERVER_SHUTDOWN);
   }
 
   /** A {@link FramingException} from the parser, or an IO error from the socket. */
@@ -207,7 +270,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     if (error instanceof FramingException e) {
       metrics.protocolError();
       log.protocolError(e);
-      closeAfterAnswers(CloseReason.PROTOCOL_ERROR);
+      wantClose(CloseReason.PROTOCOL_ERROR);
     } else {
       if (!close.decided()) {
         log.wantClose(CloseReason.IO_ERROR, false);
@@ -248,15 +311,81 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   @Override
   public void handlerFailed(Throwable cause) {
     log.handlerFailed(cause);
-    closeAfterAnswers(CloseReason.HANDLER_FAILED);
+    wantClose(CloseReason.HANDLER_FAILED);
   }
 
   CloseState closeState() {
     return close;
   }
 
-  boolean receivedBytes() {
-    return receivedBytes;
+  /** Not idle while an answer is awaited, reading is paused or a frame is under way. */
+  @Override
+  public boolean idle(long idleMs) {
+    if (close.decided()) {
+      return true;
+    }
+    if (responses.awaiting() || !reading.wantRead() || !parser.atFrameBoundary()) {
+      return false;
+    }
+    log.idle(idleMs);
+    wantClose(CloseReason.IDLE_TIMEOUT);
+    return true;
+  }
+
+  @Override
+  public long pendingWriteBytes() {
+    return socket.pendingWriteBytes();
+  }
+
+  @Override
+  public void frameTimedOut(long elapsedMs) {
+    if (!close.decided() && !parser.atFrameBoundary()) {
+      log.frameTimedOut(elapsedMs, parser.bufferedBytes());
+      wantClose(CloseReason.FRAME_TIMEOUT);
+    }
+  }
+
+  @Override
+  public void writeStalled() {
+    if (writeStalledNow()) {
+      log.writeStalled(options.getWriteStallTimeoutMs());
+      cut(CloseReason.WRITE_STALL);
+    }
+  }
+
+  /** Not cut, and the client takes no response: the write queue is full, or a close waits to flush. */
+  private boolean writeStalledNow() {
+    CloseState.Stage stage = close.stage();
+    return !stage.cut() && (stage.closeAsked() ? !socket.lingering()
+      : reading.isPausedFor(Reason.WRITE_QUEUE_FULL) && writer.writeQueueFull());
+  }
+
+  @Override
+  public void budgetHasRoom() {
+    resumeReading(Reason.OVER_BUFFER_BUDGET);
+  }
+
+  @Override
+  public void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
+    log.budgetEvicted(heldBytes, stalledMs, waiting, used, limit);
+    wantClose(CloseReason.BUDGET_EVICTED);
+  }
+
+  /**
+   * The budget is spent and others wait: a client sent nothing for a quarter of {@code writeStallTimeoutMs} (at least
+   * {@code graceMs}) while responses wait is cut now, rather than hold the budget until its write stall.
+   */
+  @Override
+  public void evictIfNotReading(long graceMs, int waiting, long used, long limit) {
+    long writeStallTimeoutMs = options.getWriteStallTimeoutMs();
+    if (writeStallTimeoutMs == 0 || !writeStalledNow()) {
+      return;
+    }
+    long stalledMs = timers.msSentNothing(socket.msSinceDataSent());
+    if (stalledMs >= 0 && stalledMs >= Math.max(graceMs, writeStallTimeoutMs / 4)) {
+      log.nonReaderEvicted(stalledMs, waiting, used, limit);
+      cut(CloseReason.BUDGET_EVICTED);
+    }
   }
 
   /** Closes at once for {@code reason}, overruling a shutdown's: the responses held cannot reach the client. */
@@ -268,13 +397,13 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
 
   /** Once the client's input ended and all of it was read, the end is decided. */
   private void endIfInputDone() {
-    if (inputEnded && !close.decided() && reading.isOpen()) {
-      closeAfterAnswers(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
+    if (inputEnded && !close.decided() && reading.wantRead()) {
+      wantClose(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
   }
 
-  /** Stops reading now and closes once the earlier requests are answered. */
-  void closeAfterAnswers(CloseReason reason) {
+  /** {@code want_close}: stops reading now and closes once the earlier requests are answered. */
+  void wantClose(CloseReason reason) {
     if (!close.decided()) {
       log.wantClose(reason, true);
     }
@@ -297,7 +426,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
         timers.writeWaiting();
       }
       long lingerMs = options.getLingerTimeoutMs();
-      if (close.stage().idle()) {
+      if (close.idle()) {
         socket.closeOwingNothing(Math.min(lingerMs, IDLE_LINGER_MS));
       } else {
         socket.closeLingering(close.reason() == CloseReason.IDLE_EVICTED ? Math.min(lingerMs, IDLE_LINGER_MS) : lingerMs);
@@ -311,9 +440,14 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     socket.closeNow();
   }
 
-  /** Cuts a connection shutdown could not drain in time; only a cut before its FIN loses what it owed. */
+  /**
+   * Cuts a connection shutdown could not drain in time; only a cut before its FIN loses what it owed. One waiting only
+   * for a request under way (or a first request) closes owing nothing instead, so that request counts as lost, not as
+   * a cut.
+   */
   public void cut() {
-    if (cutoffs.shutdownDeadline()) {
+    if (shutdownWait != ShutdownWait.NONE && !close.decided() && !responses.awaiting() && socket.pendingWriteBytes() == 0) {
+      closeForShutdown(true);
       return;
     }
     boolean undelivered = !socket.lingering();
@@ -330,7 +464,7 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
       close = close.decide(parser.atFrameBoundary() ? CloseReason.CLIENT_CLOSED : CloseReason.UNEXPECTED_EOF);
     }
     boolean dropped = responses.drop();
-    close = socket.handedOver() && !dropped ? close.handedOver() : close.ended(writer.lost() || dropped);
+    close = close.ended(writer.lost() || dropped, socket.handedOver() && !dropped);
     close.losses().forEach(metrics::requestLost);
     account.close(parser.bufferedBytes());
     parser.releaseBuffers();
@@ -339,7 +473,6 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
     reading.closed();
     metrics.connectionClosed(close.reason());
     closedHandler.handle(this);
-    log.socketClosed(close.reason());
     log.closed(close.reason(), close.ioError());
   }
 
@@ -353,15 +486,16 @@ public final class Connection implements ConnectionSocket.Events, FrameParser.Li
   /** Whether the connection is idle: not closing, nothing owed, read or queued, reading open. */
   @Override
   public boolean owesNothing() {
-    return reading.isOpen() && owesNothingWhateverTheGate();
+    return reading.wantRead() && owesNothingEvenIfPaused();
   }
 
-  boolean owesNothingWhateverTheGate() {
+  /** Owes nothing, whether or not reading is paused. */
+  boolean owesNothingEvenIfPaused() {
     return !close.decided() && !responses.awaiting() && parser.atFrameBoundary() && socket.pendingWriteBytes() == 0;
   }
 
   /** How it ended; null while it has not. */
-  public Ending ending() {
+  public CloseState.Ending ending() {
     return close.ending();
   }
 }

@@ -1,46 +1,51 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.protocol.FrameTooLargeException;
-import io.frameecho.protocol.LengthField;
 import io.frameecho.protocol.FramingException;
 import io.frameecho.server.CloseReason;
-import io.frameecho.server.impl.connection.ReadGate.Reason;
+import io.frameecho.server.impl.connection.ReadPause.Reason;
 import io.frameecho.server.impl.shared.BudgetAccount;
-import io.frameecho.server.impl.shared.ConnectionLogs;
+import io.frameecho.server.impl.shared.LogSummary;
 import io.netty.buffer.ByteBuf;
 import io.vertx.core.net.SocketAddress;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 import java.nio.charset.StandardCharsets;
 
 /**
- * What one connection writes to the log: close causes at INFO and WARN, rate-limited by the deployment's
- * {@link ConnectionLogs}; the connection's life at DEBUG and TRACE; and on {@value #LOOP_LOGGER} the loop's decisions
- * (want_read, want_write, want_close). Each line checks its level first, so nothing is formatted or allocated for a
- * level that is off. On the connection's event loop.
+ * What one connection writes to the log: close causes at INFO and WARN, the first few in full and then summarised per
+ * cause for the whole deployment by its {@link LogSummary}, so a flood of bad clients cannot flood the log; the
+ * connection's life at DEBUG and TRACE; and on {@value #LOOP_LOGGER} the loop's decisions (want_read, want_write,
+ * want_close). Each line checks its level first, so nothing is formatted or allocated for a level that is off. On the
+ * connection's event loop.
  */
 final class ConnectionLog {
 
-  /** The logger name operators configure. */
-  private static final Logger log = LoggerFactory.getLogger(ConnectionLogs.LOGGER);
+  /** The connections' logger name, kept because operators configure it. */
+  static final String LOGGER = "io.frameecho.server.impl.Connection";
+  private static final Logger log = LoggerFactory.getLogger(LOGGER);
   private static final int LOGGED_PAYLOAD_BYTES = 100;
   /** The loop's decisions, per connection. */
   static final String LOOP_LOGGER = "io.frameecho.loop";
   private static final Logger loop = LoggerFactory.getLogger(LOOP_LOGGER);
+  private static final String EVICTED_SUMMARY = "{} more connection(s) evicted in the last {} ms for the buffer budget "
+    + "(budgetGraceMs), the latest from {}";
 
   private final SocketAddress remote;
-  private final ConnectionLogs limits;
+  private final LogSummary summary;
   private final int messageOffset;
 
-  ConnectionLog(SocketAddress remote, ConnectionLogs limits) {
-    this(remote, limits, LengthField.DEFAULT.headerSize());
+  ConnectionLog(SocketAddress remote, LogSummary summary, int messageOffset) {
+    this.remote = remote;
+    this.summary = summary;
+    this.messageOffset = messageOffset;
   }
 
-  ConnectionLog(SocketAddress remote, ConnectionLogs limits, int messageOffset) {
-    this.remote = remote;
-    this.limits = limits;
-    this.messageOffset = messageOffset;
+  /** Counts one {@code why} for the deployment; true when this one is written in full, else it joins the summary. */
+  private boolean logNow(CloseReason why, Level level, String summaryLine, Object sample) {
+    return summary.cause(why, log, level, summaryLine).logNow(sample);
   }
 
   void newClient() {
@@ -62,14 +67,14 @@ final class ConnectionLog {
   /** Reading paused for {@code reason}; {@code wasOpen} false when it was already paused for another. */
   void readingPaused(Reason reason, boolean wasOpen) {
     if (loop.isDebugEnabled()) {
-      loop.debug("{} want_read=false: {}{}", remote, why(reason), wasOpen ? "" : " (already paused for another reason)");
+      loop.debug("{} want_read=false: {}{}", remote, reason.paused, wasOpen ? "" : " (already paused for another reason)");
     }
   }
 
   /** {@code reason} cleared; {@code opened} when it was the last one. */
   void readingResumed(Reason reason, boolean opened) {
     if (loop.isDebugEnabled()) {
-      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", cleared(reason));
+      loop.debug("{} {}: {}", remote, opened ? "want_read=true" : "want_read still false", reason.cleared);
     }
   }
 
@@ -105,30 +110,9 @@ final class ConnectionLog {
     }
   }
 
-  void socketClosed(CloseReason reason) {
-    if (loop.isDebugEnabled()) {
-      loop.debug("{} closed: {}", remote, reason);
-    }
-  }
-
-  private static String why(Reason reason) {
-    return switch (reason) {
-      case WRITE_QUEUE_FULL -> "the write queue is over writeQueueMaxSize";
-      case TOO_MANY_IN_FLIGHT -> "handler.maxInFlight answers are awaited";
-      case OVER_BUFFER_BUDGET -> "the buffer budget is spent (maxBufferedBytes)";
-    };
-  }
-
-  private static String cleared(Reason reason) {
-    return switch (reason) {
-      case WRITE_QUEUE_FULL -> "the write queue drained";
-      case TOO_MANY_IN_FLIGHT -> "an awaited answer came";
-      case OVER_BUFFER_BUDGET -> "the buffer budget has room";
-    };
-  }
-
   void protocolError(FramingException error) {
-    if (limits.protocolError.logNow(remote)) {
+    if (logNow(CloseReason.PROTOCOL_ERROR, Level.WARN, "{} more protocol error(s) in the last {} ms (a frame length "
+      + "over maxFrameSize), the latest from {}; each connection closed after its earlier responses", remote)) {
       if (error instanceof FrameTooLargeException e) {
         log.warn("{} protocol error: frame length {} exceeds maxFrameSize {}; closing after the earlier responses",
           remote, e.length(), e.maxFrameSize());
@@ -139,13 +123,14 @@ final class ConnectionLog {
   }
 
   void handlerFailed(Throwable cause) {
-    if (limits.handlerFailed.logNow(new FailedFrom(remote, cause))) {
+    if (logNow(CloseReason.HANDLER_FAILED, Level.WARN, "{} more connection(s) closed in the last {} ms because the "
+      + "request handler failed, the latest {}", new FailedFrom(remote, cause))) {
       log.warn("{} closing: request handler failed: {}", remote, cause.toString());
     }
   }
 
   void budgetEvicted(long heldBytes, long stalledMs, int waiting, long used, long limit) {
-    if (limits.budgetEvicted.logNow(remote)) {
+    if (logNow(CloseReason.BUDGET_EVICTED, Level.INFO, EVICTED_SUMMARY, remote)) {
       log.info("{} closing: evicted for the buffer budget: its admitted frame holds {} bytes and read less than {} bytes in {} ms "
           + "while {} connection(s) waited (budgetGraceMs); {} of {} bytes held (maxBufferedBytes)",
         remote, heldBytes, BudgetAccount.MIN_PROGRESS, stalledMs, waiting, used, limit);
@@ -153,7 +138,7 @@ final class ConnectionLog {
   }
 
   void nonReaderEvicted(long stalledMs, int waiting, long used, long limit) {
-    if (limits.budgetEvicted.logNow(remote)) {
+    if (logNow(CloseReason.BUDGET_EVICTED, Level.INFO, EVICTED_SUMMARY, remote)) {
       log.info("{} closing: evicted for the buffer budget: its client was sent no byte for {} ms while its responses were "
           + "held and {} connection(s) waited (a quarter of writeStallTimeoutMs); {} of {} bytes held (maxBufferedBytes)",
         remote, stalledMs, waiting, used, limit);
@@ -167,20 +152,25 @@ final class ConnectionLog {
   }
 
   void frameTimedOut(long elapsedMs, long bufferedBytes) {
-    if (limits.frameTimeout.logNow(remote)) {
+    if (logNow(CloseReason.FRAME_TIMEOUT, Level.INFO, "{} more connection(s) closed in the last {} ms for a frame "
+      + "still incomplete after frameTimeoutMs, the latest from {}", remote)) {
       log.info("{} closing: a frame started {} ms ago (not counting time the server paused reading) is still incomplete "
           + "after {} bytes (frameTimeoutMs)", remote, elapsedMs, bufferedBytes);
     }
   }
 
   void writeStalled(long writeStallTimeoutMs) {
-    if (limits.writeStall.logNow(remote)) {
+    if (logNow(CloseReason.WRITE_STALL, Level.INFO, "{} more connection(s) closed in the last {} ms for reading no "
+      + "response byte for writeStallTimeoutMs, the latest from {}", remote)) {
       log.info("{} closing: no response byte read for {} ms (writeStallTimeoutMs)", remote, writeStallTimeoutMs);
     }
   }
 
-  /** The connection's last line: every count is final. */
+  /** The connection's last lines, the loop's and its own: every count is final. */
   void closed(CloseReason reason, Throwable ioError) {
+    if (loop.isDebugEnabled()) {
+      loop.debug("{} closed: {}", remote, reason);
+    }
     if (log.isDebugEnabled()) {
       if (ioError == null) {
         log.debug("{} {}", remote, reason);

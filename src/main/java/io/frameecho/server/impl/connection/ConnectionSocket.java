@@ -1,12 +1,13 @@
 package io.frameecho.server.impl.connection;
 
+import io.frameecho.protocol.FrameParser;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 
 /** The socket as a {@link Connection} sees it; the only seam to the channel, so that tests can supply their own. */
-public interface ConnectionSocket {
+public interface ConnectionSocket extends FrameParser.Demand {
 
   /** What the socket tells its connection, on the connection's event loop. */
   interface Events {
@@ -48,7 +49,8 @@ public interface ConnectionSocket {
     }
   }
 
-  /** Stops or starts reading from the kernel. */
+  /** Stops or starts reading from the kernel; the connection's parser switches it. */
+  @Override
   void reading(boolean on);
 
   /** More than {@code writeQueueMaxSize} bytes wait to be written. */

@@ -4,7 +4,6 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.shared.Ticker;
 
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 
 /**
  * A connection's timers: {@code idleTimeoutMs}, {@code frameTimeoutMs} (a started frame not completed) and
@@ -28,12 +27,14 @@ final class ConnectionTimers {
 
     /** The wait {@link #awaitFirstRequest} began has ended. */
     void firstRequestGraceOver();
+
+    /** Response bytes queued and not yet taken by the kernel: fewer since the last look means the client reads. */
+    long pendingWriteBytes();
   }
 
   private final Ticker ticker;
   /** Read where used, so a connection keeps no copy. */
   private final FrameEchoOptions options;
-  private final LongSupplier pendingWriteBytes;
   private final Events events;
 
   private long lastRequestNanos;
@@ -51,11 +52,9 @@ final class ConnectionTimers {
   private long writeTimer = -1;
   private long firstRequestTimer = -1;
 
-  ConnectionTimers(Ticker ticker, FrameEchoOptions options,
-                   LongSupplier pendingWriteBytes, Events events) {
+  ConnectionTimers(Ticker ticker, FrameEchoOptions options, Events events) {
     this.ticker = ticker;
     this.options = options;
-    this.pendingWriteBytes = pendingWriteBytes;
     this.events = events;
   }
 
@@ -89,11 +88,17 @@ final class ConnectionTimers {
    * from one that reads nothing.
    */
   long msSentNothing(long msSinceDataSent) {
-    return msSinceDataSent < 0 ? -1 : Math.min(msSinceDataSent, msWithoutWriteProgress());
+    if (msSinceDataSent < 0 || !writeWaiting) {
+      return Math.min(msSinceDataSent, 0);
+    }
+    long now = ticker.nanoTime();
+    noteWriteProgress(now);
+    return Math.min(msSinceDataSent, TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos));
   }
 
+  /** A whole request: the idle clock starts over, if it runs (the timer is armed only with an idle timeout). */
   void requestArrived() {
-    if (options.getIdleTimeoutMs() > 0) {
+    if (idleTimer >= 0) {
       lastRequestNanos = ticker.nanoTime();
     }
   }
@@ -130,7 +135,7 @@ final class ConnectionTimers {
   void writeWaiting() {
     if (!writeWaiting) {
       writeWaiting = true;
-      pendingAtWriteCheck = pendingWriteBytes.getAsLong();
+      pendingAtWriteCheck = events.pendingWriteBytes();
       writeProgressNanos = ticker.nanoTime();
     }
     if (writeTimer < 0 && options.getWriteStallTimeoutMs() > 0) {
@@ -138,18 +143,8 @@ final class ConnectionTimers {
     }
   }
 
-  /** How long the client has taken no queued response byte; 0 unless the queue is full or a close waits to flush. */
-  long msWithoutWriteProgress() {
-    if (!writeWaiting) {
-      return 0;
-    }
-    long now = ticker.nanoTime();
-    noteWriteProgress(now);
-    return TimeUnit.NANOSECONDS.toMillis(now - writeProgressNanos);
-  }
-
   private void noteWriteProgress(long now) {
-    long pending = pendingWriteBytes.getAsLong();
+    long pending = events.pendingWriteBytes();
     if (pending < pendingAtWriteCheck) {
       pendingAtWriteCheck = pending;
       writeProgressNanos = now;
@@ -208,10 +203,6 @@ final class ConnectionTimers {
       return;
     }
     events.writeStalled();
-  }
-
-  long writeStallTimeoutMs() {
-    return options.getWriteStallTimeoutMs();
   }
 
   void cancelAll() {

@@ -33,7 +33,7 @@ final class EchoWriter implements Responses {
       runHeld += heldBytes;
       frame.release();
     } else {
-      filled = writeRun();
+      filled = run != null && writeRun();
       run = frame;
       runBytes = frame.readableBytes();
       runHeld = heldBytes;

@@ -32,7 +32,6 @@ public final class ConnectionLimits implements Shareable {
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<String, Integer> openPerIp = new ConcurrentHashMap<>();
   private final LogSummary logSummary;
-  private final ConnectionLogs connectionLogs;
   private final Map<Rejection, LogSummary.Cause> rejections = new EnumMap<>(Rejection.class);
   private final LogSummary.Cause gaveWay;
   private final Map<HandshakeFailure, LogSummary.Cause> handshakesFailed = new EnumMap<>(HandshakeFailure.class);
@@ -57,15 +56,14 @@ public final class ConnectionLimits implements Shareable {
     this.maxConnectionsPerIp = maxConnectionsPerIp;
     this.budget = budget;
     logSummary = new LogSummary(ticker);
-    connectionLogs = new ConnectionLogs(logSummary);
     for (Rejection why : Rejection.values()) {
-      rejections.put(why, logSummary.cause(log, Level.WARN, "rejected {} more connection(s) in the last {} ms, the latest from {}: over "
+      rejections.put(why, logSummary.cause(why, log, Level.WARN, "rejected {} more connection(s) in the last {} ms, the latest from {}: over "
         + why.key() + " (" + (why == Rejection.MAX_CONNECTIONS ? maxConnections : maxConnectionsPerIp) + ")"));
     }
-    gaveWay = logSummary.cause(log, Level.INFO, "closed {} more idle connection(s) for newcomers in the last {} ms, the latest "
+    gaveWay = logSummary.cause("gave way", log, Level.INFO, "closed {} more idle connection(s) for newcomers in the last {} ms, the latest "
       + "for {}: every slot of maxConnections (" + maxConnections + ") was taken");
     for (HandshakeFailure why : HandshakeFailure.values()) {
-      handshakesFailed.put(why, logSummary.cause(log, Level.INFO, "{} more " + why.what() + "(s) failed (" + why.tag()
+      handshakesFailed.put(why, logSummary.cause(why, log, Level.INFO, "{} more " + why.what() + "(s) failed (" + why.tag()
         + ") in the last {} ms, the latest from {}"));
     }
   }
@@ -146,9 +144,9 @@ public final class ConnectionLimits implements Shareable {
     return budget;
   }
 
-  /** Rate-limited close lines for the deployment's connections. */
-  public ConnectionLogs connectionLogs() {
-    return connectionLogs;
+  /** The deployment's rate limits on log lines, which its connections' close lines share. */
+  public LogSummary logSummary() {
+    return logSummary;
   }
 
   /** Rate-limited rejection lines for {@code why}. */

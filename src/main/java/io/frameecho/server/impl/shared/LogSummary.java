@@ -3,8 +3,8 @@ package io.frameecho.server.impl.shared;
 import org.slf4j.Logger;
 import org.slf4j.event.Level;
 
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Rate-limited log lines, so a flood cannot multiply them: per cause, the first {@link #AT_ONCE} occurrences are
@@ -19,33 +19,25 @@ public final class LogSummary {
   public static final long INTERVAL_MS = 1000;
 
   private final Ticker ticker;
-  private final long intervalMs;
-  private final List<Cause> causes = new ArrayList<>();
+  private final Map<Object, Cause> causes = new ConcurrentHashMap<>();
 
-  /** A summary with the default interval. */
+  /** Summaries timed on {@code ticker}. */
   public LogSummary(Ticker ticker) {
-    this(ticker, INTERVAL_MS);
-  }
-
-  LogSummary(Ticker ticker, long intervalMs) {
     this.ticker = ticker;
-    this.intervalMs = intervalMs;
   }
 
-  /** Adds a cause whose {@code summary} has placeholders for the count, the milliseconds covered and the sample. */
-  public synchronized Cause cause(Logger log, Level level, String summary) {
-    Cause cause = new Cause(log, level, summary);
-    causes.add(cause);
-    return cause;
+  /**
+   * The cause kept under {@code key}, added on first use with a {@code summary} that has placeholders for the count,
+   * the milliseconds covered and the sample. One key is one rate limit, however many callers (connections) ask.
+   */
+  public Cause cause(Object key, Logger log, Level level, String summary) {
+    Cause cause = causes.get(key);
+    return cause != null ? cause : causes.computeIfAbsent(key, k -> new Cause(log, level, summary));
   }
 
   /** Writes pending summaries now and stops the timers, whose context may be closing. */
   public void flush() {
-    List<Cause> all;
-    synchronized (this) {
-      all = List.copyOf(causes);
-    }
-    all.forEach(Cause::flush);
+    causes.values().forEach(cause -> cause.summarise(false));
   }
 
   /** One cause's occurrences. */
@@ -78,7 +70,7 @@ public final class LogSummary {
         if (timer == -1) {
           writtenAtOnce = 0;
           windowStartNanos = ticker.nanoTime();
-          timer = ticker.schedule(intervalMs, this::intervalEnded);
+          timer = ticker.schedule(INTERVAL_MS, () -> summarise(true));
         }
         if (writtenAtOnce < AT_ONCE) {
           writtenAtOnce++;
@@ -91,45 +83,31 @@ public final class LogSummary {
       }
     }
 
-    /** Writes the interval's summary and starts another, or goes quiet if nothing was counted. */
-    private void intervalEnded() {
-      Line line;
+    /**
+     * Writes the summary of what was counted, if anything, outside the lock. At an interval's end a summary starts
+     * the next interval and a quiet one ends the run; a flush stops the timer instead.
+     */
+    private void summarise(boolean intervalEnded) {
+      Object[] line = null;
       synchronized (this) {
-        line = takeLine();
-        timer = line == null ? -1 : ticker.schedule(intervalMs, this::intervalEnded);
-      }
-      write(line);
-    }
-
-    private void flush() {
-      Line line;
-      synchronized (this) {
-        if (timer != -1) {
+        if (!intervalEnded && timer != -1) {
           ticker.cancel(timer);
-          timer = -1;
         }
-        line = takeLine();
+        timer = -1;
+        if (pending != 0) {
+          long now = ticker.nanoTime();
+          line = new Object[] {pending, (now - windowStartNanos) / 1_000_000, latest};
+          pending = 0;
+          latest = null;
+          windowStartNanos = now;
+          lines++;
+          if (intervalEnded) {
+            timer = ticker.schedule(INTERVAL_MS, () -> summarise(true));
+          }
+        }
       }
-      write(line);
-    }
-
-    /** Takes the pending summary, or null; under the lock. */
-    private Line takeLine() {
-      if (pending == 0) {
-        return null;
-      }
-      long now = ticker.nanoTime();
-      Line line = new Line(pending, (now - windowStartNanos) / 1_000_000, latest);
-      pending = 0;
-      latest = null;
-      windowStartNanos = now;
-      lines++;
-      return line;
-    }
-
-    private void write(Line line) {
       if (line != null) {
-        log.atLevel(level).log(summary, line.count, line.windowMs, line.latest);
+        log.atLevel(level).log(summary, line);
       }
     }
 
@@ -142,8 +120,5 @@ public final class LogSummary {
     public synchronized long lines() {
       return lines;
     }
-  }
-
-  private record Line(long count, long windowMs, Object latest) {
   }
 }

@@ -4,7 +4,6 @@ import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoMetrics;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.testkit.VirtualTicker;
 import io.vertx.core.net.SocketAddress;
@@ -33,7 +32,7 @@ class ActivityOrderTest {
 
   private Connection connect() {
     Connection connection = new Connection(SocketAddress.inetSocketAddress(1000 + connections.size(), "127.0.0.1"),
-      options, FrameEchoMetrics.NONE, new ConnectionLogs(new LogSummary(ticker)), order, c -> { });
+      options, FrameEchoMetrics.NONE, new LogSummary(ticker), order, c -> { });
     connection.start(new FakeSocket(), new EchoHandler(), budget, Runnable::run, ticker);
     connections.add(connection);
     return connection;

@@ -2,7 +2,7 @@ package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.RequestLoss;
-import io.frameecho.server.impl.connection.Ending;
+import io.frameecho.server.impl.connection.CloseState.Ending;
 import io.frameecho.server.impl.connection.CloseState.Stage;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +19,7 @@ class CloseStateTest {
   @Test
   void theFirstReasonWins() {
     CloseState state = CloseState.OPEN.decide(CloseReason.IDLE_TIMEOUT).decide(CloseReason.PROTOCOL_ERROR);
-    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IDLE_TIMEOUT, false, null, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING, false, CloseReason.IDLE_TIMEOUT, false, null, null), state);
     assertFalse(CloseState.OPEN.decided());
     assertTrue(state.decided());
   }
@@ -28,8 +28,8 @@ class CloseStateTest {
   void anIoErrorDecidesOnlyAsTheFirstReasonAndIsKeptToTheEnd() {
     java.io.IOException reset = new java.io.IOException("Connection reset by peer");
     CloseState failed = CloseState.OPEN.decideIoError(reset);
-    assertEquals(new CloseState(Stage.ANSWERING, CloseReason.IO_ERROR, false, null, reset), failed);
-    CloseState ended = failed.decide(CloseReason.IDLE_TIMEOUT).cut().ended(false);
+    assertEquals(new CloseState(Stage.ANSWERING, false, CloseReason.IO_ERROR, false, null, reset), failed);
+    CloseState ended = failed.decide(CloseReason.IDLE_TIMEOUT).cut().ended(false, false);
     assertEquals(CloseReason.IO_ERROR, ended.reason());
     assertEquals(reset, ended.ioError(), "carried through every later step");
     CloseState decidedBefore = CloseState.OPEN.decide(CloseReason.FRAME_TIMEOUT).decideIoError(reset);
@@ -54,20 +54,22 @@ class CloseStateTest {
     assertEquals(Stage.CLOSING, state.stage());
     assertTrue(state.stage().closeAsked());
     assertFalse(state.stage().cut());
-    assertEquals(Ending.DRAINED, state.ended(false).ending());
-    assertEquals(Ending.CUT, state.ended(true).ending(), "a response lost");
+    assertEquals(Ending.DRAINED, state.ended(false, false).ending());
+    assertEquals(Ending.CUT, state.ended(true, false).ending(), "a response lost");
   }
 
   @Test
   void anIdleCloseStaysIdleUnlessSomethingWasLost() {
     CloseState state = CloseState.OPEN.decideIdle();
-    assertEquals(new CloseState(Stage.ANSWERING_IDLE, CloseReason.SERVER_SHUTDOWN, false, null, null), state);
+    assertEquals(new CloseState(Stage.ANSWERING, true, CloseReason.SERVER_SHUTDOWN, false, null, null), state);
     state = state.closeAsked();
-    assertEquals(Stage.CLOSING_IDLE, state.stage());
-    assertEquals(Ending.CLOSED_IDLE, state.ended(false).ending());
+    assertEquals(Stage.CLOSING, state.stage());
+    assertTrue(state.idle(), "asking to close keeps it idle");
+    assertEquals(Ending.CLOSED_IDLE, state.ended(false, false).ending());
     CloseState cutAfterItsFin = state.cut();
-    assertEquals(Stage.CUT_IDLE, cutAfterItsFin.stage());
-    assertEquals(Ending.CLOSED_IDLE, cutAfterItsFin.ended(false).ending(), "its FIN was out: nothing was owed");
+    assertEquals(Stage.CUT, cutAfterItsFin.stage());
+    assertTrue(cutAfterItsFin.idle(), "a cut after its FIN keeps it idle");
+    assertEquals(Ending.CLOSED_IDLE, cutAfterItsFin.ended(false, false).ending(), "its FIN was out: nothing was owed");
   }
 
   @Test
@@ -75,26 +77,33 @@ class CloseStateTest {
     CloseState state = CloseState.OPEN.decide(CloseReason.SERVER_SHUTDOWN).cutAtDeadline();
     assertTrue(state.stage().cut());
     assertEquals(Stage.CUT_AT_DEADLINE, state.cut().stage(), "cut once");
-    assertEquals(Ending.CUT, state.ended(false).ending());
+    assertEquals(Ending.CUT, state.ended(false, false).ending());
     assertNull(state.ending(), "decided only once the socket has closed");
   }
 
   @Test
   void aSocketThatClosedBeforeItsCloseWasAskedStillHasItsCloseToAsk() {
-    CloseState ended = CloseState.OPEN.decide(CloseReason.CLIENT_CLOSED).ended(false);
+    CloseState ended = CloseState.OPEN.decide(CloseReason.CLIENT_CLOSED).ended(false, false);
     assertFalse(ended.stage().closeAsked());
     assertEquals(Ending.DRAINED, ended.closeAsked().ending(), "asking keeps how it ended");
   }
 
   @Test
+  void aSocketMovedToASuccessorEndedHandedOverLosingNothing() {
+    CloseState state = CloseState.OPEN.decide(CloseReason.SERVER_SHUTDOWN).closeAsked().ended(false, true);
+    assertEquals(Ending.HANDED_OVER, state.ending());
+    assertEquals(List.of(), state.losses());
+  }
+
+  @Test
   void aRequestReachingAnIdleCloseTheServerChoseIsLost() {
     CloseState state = CloseState.OPEN.decideIdle().closeAsked();
-    assertEquals(List.of(), state.ended(false).losses(), "nothing reached it: closed idle, nothing lost");
+    assertEquals(List.of(), state.ended(false, false).losses(), "nothing reached it: closed idle, nothing lost");
     state = state.requestReached();
     assertTrue(state.requestLost());
-    assertEquals(Ending.REQUEST_DISCARDED, state.ended(false).ending(), "no longer closed idle");
-    assertEquals(List.of(RequestLoss.AFTER_CLOSE), state.ended(false).losses());
-    assertEquals(List.of(RequestLoss.CUT, RequestLoss.AFTER_CLOSE), state.ended(true).losses(), "each cause once");
+    assertEquals(Ending.REQUEST_DISCARDED, state.ended(false, false).ending(), "no longer closed idle");
+    assertEquals(List.of(RequestLoss.AFTER_CLOSE), state.ended(false, false).losses());
+    assertEquals(List.of(RequestLoss.CUT, RequestLoss.AFTER_CLOSE), state.ended(true, false).losses(), "each cause once");
   }
 
   @Test
@@ -103,7 +112,7 @@ class CloseStateTest {
         CloseReason.FRAME_TIMEOUT)) {
       CloseState state = CloseState.OPEN.decide(reason).requestReached();
       assertFalse(state.requestLost(), reason.toString());
-      assertEquals(List.of(), state.ended(false).losses(), reason.toString());
+      assertEquals(List.of(), state.ended(false, false).losses(), reason.toString());
     }
     assertFalse(CloseState.OPEN.requestReached().requestLost(), "nothing decided: a request is just a request");
     assertTrue(CloseState.OPEN.decide(CloseReason.IDLE_EVICTED).requestReached().requestLost(), "gave way: the server chose");

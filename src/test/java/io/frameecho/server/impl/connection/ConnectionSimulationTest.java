@@ -2,7 +2,6 @@ package io.frameecho.server.impl.connection;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import io.frameecho.server.impl.shared.ConnectionLogs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,7 +41,7 @@ class ConnectionSimulationTest {
   @BeforeEach
   void quiet() {
     // Evictions and timeouts are logged at INFO, rate-limited per cause; thousands of virtual seconds would still flood.
-    connectionLog = (Logger) LoggerFactory.getLogger(ConnectionLogs.LOGGER);
+    connectionLog = (Logger) LoggerFactory.getLogger(ConnectionLog.LOGGER);
     connectionLevel = connectionLog.getLevel();
     connectionLog.setLevel(Level.WARN);
   }

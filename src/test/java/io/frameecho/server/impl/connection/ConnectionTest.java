@@ -1,11 +1,11 @@
 package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
+import io.frameecho.server.impl.connection.CloseState.Ending;
 import io.frameecho.server.impl.connection.EchoHandler;
 import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.testkit.LogCapture;
 import io.frameecho.testkit.RecordingMetrics;
@@ -63,7 +63,7 @@ class ConnectionTest {
   private final VirtualTicker ticker = new VirtualTicker();
   private final ActivityOrder order = new ActivityOrder(ticker, GIVE_WAY_MS);
   private final RecordingMetrics metrics = new RecordingMetrics();
-  private final ConnectionLogs logs = new ConnectionLogs(new LogSummary(ticker));
+  private final LogSummary logs = new LogSummary(ticker);
   private final FakeSocket socket = new FakeSocket();
   private final Wire.Reads reads = new Wire.Reads();
   private final FrameEchoOptions options = new FrameEchoOptions().setMaxFrameSize(64).setWriteQueueMaxSize(1024)
@@ -212,7 +212,8 @@ class ConnectionTest {
     assertEquals(LINGER, socket.lingerMs);
     assertFalse(socket.closedNow);
     assertEquals(1, metrics.protocolErrors());
-    assertEquals(1, logs.protocolError.occurrences(), "the close line goes through the rate limit");
+    // The cause exists once the connection logged it; asked by its key, the same one every connection counts on.
+    assertEquals(1, logs.cause(PROTOCOL_ERROR, null, null, null).occurrences(), "the close line goes through the rate limit");
 
     read(B);
     assertArrayEquals(A, socket.written().getBytes(), "what is read while the close lingers is discarded");
@@ -429,7 +430,7 @@ class ConnectionTest {
     assertEquals(Ending.CUT, connection.ending());
   }
 
-  /** Connection.closeAfterAnswers: "what the parser holds is released now, not when a lingering close ends". */
+  /** Connection.wantClose: "what the parser holds is released now, not when a lingering close ends". */
   @Test
   void aHandlerFailingAtOnceReleasesTheRestOfTheReadBeforeTheLingeringClose() {
     start(request -> {
@@ -681,7 +682,7 @@ class ConnectionTest {
 
   /** The budget asks, with a grace of 1000 ms, whether this connection's client reads its responses. */
   private void budgetAsks() {
-    connection.cutoffs.evictIfNotReading(1000, 3, 2000, 1000);
+    connection.evictIfNotReading(1000, 3, 2000, 1000);
   }
 
   /** The echo of A waits in a full queue, the write-stall clock at 8000 ms: the budget's cut comes at 2000 ms. */
@@ -774,7 +775,7 @@ class ConnectionTest {
 
   // ---- shutdown: what is owed, and the first request's grace ----
 
-  private static final long GRACE = Cutoffs.FIRST_REQUEST_GRACE_MS;
+  private static final long GRACE = Connection.FIRST_REQUEST_GRACE_MS;
 
   /** An idle pooled connection (everything answered and handed to the kernel) closes at once: no linger to wait out. */
   @Test

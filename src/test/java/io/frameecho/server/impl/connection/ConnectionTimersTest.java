@@ -48,12 +48,17 @@ class ConnectionTimersTest {
     public void firstRequestGraceOver() {
       gracesOver++;
     }
+
+    @Override
+    public long pendingWriteBytes() {
+      return pending;
+    }
   };
   private int gracesOver;
 
   private ConnectionTimers timers(long idleMs, long frameMs, long stallMs) {
     ConnectionTimers timers = new ConnectionTimers(ticker, new FrameEchoOptions().setIdleTimeoutMs(idleMs).setFrameTimeoutMs(frameMs)
-      .setWriteStallTimeoutMs(stallMs), () -> pending, events);
+      .setWriteStallTimeoutMs(stallMs), events);
     timers.start();
     return timers;
   }

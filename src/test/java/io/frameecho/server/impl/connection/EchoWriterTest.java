@@ -29,7 +29,7 @@ class EchoWriterTest {
   private final BufferBudget budget = Accounts.budget();
   private final BudgetAccount account = Accounts.on(budget);
   private final FakeSocket socket = new FakeSocket();
-  private final EchoWriter echo = new EchoWriter(new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE);
+  private final EchoWriter echo = new EchoWriter(new ResponseWriter(socket, account, new ConnectionLog(null, null, 0)), account, FrameEchoMetrics.NONE);
   private final Wire.Reads reads = new Wire.Reads();
 
   /**

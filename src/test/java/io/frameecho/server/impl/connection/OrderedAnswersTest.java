@@ -46,7 +46,7 @@ class OrderedAnswersTest {
   /** Answers whose later writes run on {@code loop}. */
   private OrderedAnswers answersOn(Executor loop) {
     return new OrderedAnswers(request -> handler.handle(request), MAX_IN_FLIGHT,
-      new ResponseWriter(socket, account, new ConnectionLog(null, null)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
+      new ResponseWriter(socket, account, new ConnectionLog(null, null, 0)), account, FrameEchoMetrics.NONE, new OrderedAnswers.Listener() {
         @Override
         public void answered() {
           answered++;

@@ -2,6 +2,7 @@ package io.frameecho.server.impl.connection;
 
 import io.frameecho.server.CloseReason;
 import io.frameecho.server.RequestLoss;
+import io.frameecho.server.impl.connection.CloseState.Ending;
 import io.frameecho.server.impl.shared.BufferBudget;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;

@@ -6,7 +6,6 @@ import io.frameecho.server.FrameEchoOptions;
 import io.frameecho.server.RequestHandler;
 import io.frameecho.server.RequestLoss;
 import io.frameecho.server.impl.shared.BufferBudget;
-import io.frameecho.server.impl.shared.ConnectionLogs;
 import io.frameecho.server.impl.shared.LogSummary;
 import io.frameecho.testkit.RecordingMetrics;
 import io.frameecho.testkit.VirtualTicker;
@@ -22,7 +21,7 @@ import java.util.Map;
 import java.util.Random;
 
 /**
- * One run: the real connection core (each {@link Connection} with its parser, answers, writer, gate and clocks, and one
+ * One run: the real connection core (each {@link Connection} with its parser, answers, writer, read pause and clocks, and one
  * shared {@link BufferBudget}) for a crowd of {@link SimClient}s over {@link SimSocket}s, on a {@link VirtualTicker} and
  * {@link SimLoops}, every choice drawn from one seeded {@link Random}. Each step is one of: a loop runs its next task,
  * a loop looks at its sockets (reads, FINs, resets), a client acts, or the clock ticks (and the clients that act on
@@ -48,7 +47,7 @@ final class Simulation {
   private final SimLoops loops;
   private final SimReads reads = new SimReads();
   private final RecordingMetrics metrics = new RecordingMetrics();
-  private final ConnectionLogs logs = new ConnectionLogs(new LogSummary(ticker));
+  private final LogSummary logs = new LogSummary(ticker);
   private final List<ActivityOrder> orders = new ArrayList<>();
   private final BufferBudget budget;
   /** Clients whose connection has not closed yet, and every client of the run. */

@@ -9,6 +9,7 @@ import org.slf4j.event.Level;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The rate limit on close lines, in virtual time; counts through the summariser's own API, not log wording. */
@@ -22,7 +23,7 @@ class LogSummaryTest {
 
   private final VirtualTicker ticker = new VirtualTicker();
   private final LogSummary summary = new LogSummary(ticker);
-  private final LogSummary.Cause cause = summary.cause(LoggerFactory.getLogger(LOGGER), Level.WARN,
+  private final LogSummary.Cause cause = summary.cause("one", LoggerFactory.getLogger(LOGGER), Level.WARN,
     "{} more in the last {} ms, the latest from {}");
 
   /** {@code n} occurrences; how many the caller was told to write in full. */
@@ -76,9 +77,18 @@ class LogSummaryTest {
 
   @Test
   void causesAreLimitedApart() {
-    LogSummary.Cause other = summary.cause(LoggerFactory.getLogger(LOGGER), Level.INFO, "{} {} {}");
+    LogSummary.Cause other = summary.cause("other", LoggerFactory.getLogger(LOGGER), Level.INFO, "{} {} {}");
     occur(100);
     assertTrue(other.logNow("10.0.0.1"), "another cause's flood does not silence this one");
     assertFalse(cause.logNow("10.0.0.1"));
+  }
+
+  /** Every connection asks for its close cause by key: one key is one limit, the first summary line kept. */
+  @Test
+  void oneKeyIsOneCauseForEveryCaller() {
+    assertSame(cause, summary.cause("one", LoggerFactory.getLogger(LOGGER), Level.INFO, "another line"));
+    occur(LogSummary.AT_ONCE);
+    assertFalse(summary.cause("one", LoggerFactory.getLogger(LOGGER), Level.WARN, "").logNow("10.0.0.9"),
+      "the limit is the key's, not the caller's");
   }
 }

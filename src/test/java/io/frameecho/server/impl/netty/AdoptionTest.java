@@ -98,12 +98,10 @@ class AdoptionTest {
     return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
-  private Adoption listen(int asUser) throws Exception {
-    Adoption adoption = await(Adoption.listen(vertx, new NetServerOptions(), 0, accepted::add, path.toString(), asUser));
-    toClose.add(0, () -> {
-      await(adoption.close());
-      await(adoption.closeAdopted());
-    });
+  private Handover listen(int asUser) throws Exception {
+    Handover adoption = new Handover(vertx, vertx.getOrCreateContext(), path.toString());
+    await(adoption.adopt(new NetServerOptions(), 0, accepted::add, path.toString(), asUser));
+    toClose.add(0, () -> await(adoption.finished()));
     return adoption;
   }
 
@@ -168,7 +166,7 @@ class AdoptionTest {
 
   @Test
   void aDescriptorSentBecomesASocketTheServerAcceptedAndIsAcknowledged() throws Exception {
-    Adoption adoption = listen(uid);
+    Handover adoption = listen(uid);
     EpollSocketChannel[] old = new EpollSocketChannel[1];
     Socket client = clientOfTheOldProcess(old);
     Predecessor predecessor = predecessor();
@@ -185,7 +183,7 @@ class AdoptionTest {
 
   @Test
   void whatIsNoConnectedTcpSocketIsClosedAndAcknowledgedWithoutBeingAdopted() throws Exception {
-    Adoption adoption = listen(uid);
+    Handover adoption = listen(uid);
     EpollServerSocketChannel listening = oldListener(new CompletableFuture<>());
     EpollSocketChannel[] old = new EpollSocketChannel[1];
     Socket client = clientOfTheOldProcess(old);
@@ -202,7 +200,7 @@ class AdoptionTest {
 
   @Test
   void aPredecessorOfAnotherUserIsNotHeard() throws Exception {
-    Adoption adoption = listen(uid + 1);
+    Handover adoption = listen(uid + 1);
     Predecessor predecessor = predecessor();
     predecessor.channel.closeFuture().await(10, TimeUnit.SECONDS);
     assertTrue(!predecessor.channel.isOpen(), "the link is closed on it");
@@ -212,8 +210,8 @@ class AdoptionTest {
 
   @Test
   void onceClosedNoPredecessorCanReachIt() throws Exception {
-    Adoption adoption = listen(uid);
-    await(adoption.close());
+    Handover adoption = listen(uid);
+    await(adoption.stopAdopting());
     var refused = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class).handler(new ChannelInboundHandlerAdapter())
       .connect(new DomainSocketAddress(path.toString())).await();
     assertTrue(refused.isDone() && !refused.isSuccess(), "connecting after close: " + refused);
@@ -223,7 +221,8 @@ class AdoptionTest {
   void anEntryThatIsNoEpollListenerFailsTheListenAndBindsNothing() throws Exception {
     Vertx nio = Vertx.vertx();
     try {
-      Throwable notEpoll = failure(Adoption.listen(nio, new NetServerOptions(), 0, socket -> socket.close(), path.toString(), uid));
+      Throwable notEpoll = failure(new Handover(nio, nio.getOrCreateContext(), path.toString())
+        .adopt(new NetServerOptions(), 0, socket -> socket.close(), path.toString(), uid));
       assertEquals("the listener is not an epoll TCP listener: NioServerSocketChannel", notEpoll.getMessage());
     } finally {
       nio.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -10,6 +10,7 @@ import io.frameecho.server.impl.connection.AcceptedSocket;
 import io.frameecho.server.impl.connection.ActivityOrder;
 import io.frameecho.server.impl.connection.Connection;
 import io.frameecho.server.impl.netty.ChannelSocket;
+import io.frameecho.server.impl.netty.Handover;
 import io.frameecho.server.impl.netty.ProxyProtocol;
 import io.frameecho.server.impl.netty.Internals;
 import io.frameecho.server.impl.netty.Listener;
@@ -346,7 +347,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     Promise<Void> unbound = Promise.promise();
     drain.begin();
     Future<?> ended = Future.all(unbound.future(), drain.allClosed());
-    shutdown = (handover == null ? ended : handover.finishedWhen(ended)).map(v -> {
+    shutdown = (handover == null ? ended : ended.compose(v -> handover.finished())).map(v -> {
       // One line for the deployment: its last instance to shut down says how every instance's connections ended.
       long[] endings = detach(drain.counts());
       if (endings != null) {
@@ -362,7 +363,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
     long deadline = vertx.setTimer(Math.max(1, timeout), id -> drain.cutAll());
     drain.allClosed().onComplete(ar -> vertx.cancelTimer(deadline));
     Future<Void> stopped = listener == null ? Future.succeededFuture() : listener.stopAccepting(context);
-    (handover == null ? stopped : handover.successorFoundWhen(stopped)).onComplete(ar -> {
+    (handover == null ? stopped : Future.all(stopped, handover.findSuccessor())).onComplete(ar -> {
       Future<Void> closing = netServer.shutdown(timeout, TimeUnit.MILLISECONDS);
       if (handover != null) {
         closing = Future.all(closing, handover.shutdownAdopted(timeout)).mapEmpty();

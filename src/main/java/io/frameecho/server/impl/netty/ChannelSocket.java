@@ -69,7 +69,7 @@ public final class ChannelSocket implements ConnectionSocket {
    * handed over to {@code successor}'s process when possible (null: no handover).
    */
   public static AcceptedSocket accepted(NetSocket socket, SocketAddress client, Context context, int writeQueueMaxSize,
-                                        Consumer<Runnable> shutdownPacing, Supplier<Successor> successor) {
+                                        Consumer<Runnable> shutdownPacing, Supplier<Handover.Successor> successor) {
     return new AcceptedSocket() {
       @Override
       public SocketAddress remoteAddress() {
@@ -125,7 +125,7 @@ public final class ChannelSocket implements ConnectionSocket {
   }
 
   /** The successor supplier and the connection that says whether its socket may move. */
-  private record MoveTo(Supplier<Successor> successor, Events events) {
+  private record MoveTo(Supplier<Handover.Successor> successor, Events events) {
   }
 
   /** The end of the input and writability, told to the connection on its context. */
@@ -271,8 +271,8 @@ public final class ChannelSocket implements ConnectionSocket {
 
   /** Hands the socket to the successor if it may move, else sends the FIN and lingers. */
   private void moveOrFin(long lingerMs, boolean afterFin) {
-    Successor to = inputShutdown ? null : moveTo.successor.get();
-    if (to != null && moveTo.events.handOverAllowed() && Successor.movable(channel)) {
+    Handover.Successor to = inputShutdown ? null : moveTo.successor.get();
+    if (to != null && moveTo.events.handOverAllowed() && Handover.movable(channel)) {
       to.handOver(channel, moved -> {
         if (moved) {
           handedOver = true;

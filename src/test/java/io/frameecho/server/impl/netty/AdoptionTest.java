@@ -98,12 +98,10 @@ class AdoptionTest {
     return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
   }
 
-  private Adoption listen(int asUser) throws Exception {
-    Adoption adoption = await(Adoption.listen(vertx, new NetServerOptions(), 0, accepted::add, path.toString(), asUser));
-    toClose.add(0, () -> {
-      await(adoption.close());
-      await(adoption.closeAdopted());
-    });
+  private Handover listen(int asUser) throws Exception {
+    Handover adoption = new Handover(vertx, vertx.getOrCreateContext(), path.toString());
+    await(adoption.adopt(new NetServerOptions(), 0, accepted::add, path.toString(), asUser));
+    toClose.add(0, () -> await(adoption.finished()));
     return adoption;
   }
 
@@ -168,7 +166,7 @@ class AdoptionTest {
 
   @Test
   void aDescriptorSentBecomesASocketTheServerAcceptedAndIsAcknowledged() throws Exception {
-    Adoption adoption = listen(uid);
+    listen(uid);
     EpollSocketChannel[] old = new EpollSocketChannel[1];
     Socket client = clientOfTheOldProcess(old);
     Predecessor predecessor = predecessor();
@@ -177,7 +175,7 @@ class AdoptionTest {
     assertNotNull(adopted, "the server's connect handler got it");
     assertEquals(client.getLocalPort(), adopted.remoteAddress().port());
     predecessor.awaitAcknowledged(1);
-    assertEquals(1, adoption.adopted());
+    assertNull(accepted.poll(), "one adopted");
     adopted.write(Buffer.buffer("from the successor"));
     InputStream in = client.getInputStream();
     assertEquals("from the successor", new String(in.readNBytes(18), StandardCharsets.US_ASCII), "the client's own connection");
@@ -185,7 +183,7 @@ class AdoptionTest {
 
   @Test
   void whatIsNoConnectedTcpSocketIsClosedAndAcknowledgedWithoutBeingAdopted() throws Exception {
-    Adoption adoption = listen(uid);
+    listen(uid);
     EpollServerSocketChannel listening = oldListener(new CompletableFuture<>());
     EpollSocketChannel[] old = new EpollSocketChannel[1];
     Socket client = clientOfTheOldProcess(old);
@@ -195,25 +193,24 @@ class AdoptionTest {
     predecessor.awaitAcknowledged(2);
     NetSocket adopted = accepted.poll(10, TimeUnit.SECONDS);
     assertEquals(client.getLocalPort(), adopted.remoteAddress().port(), "the connection, not the listener");
-    assertEquals(1, adoption.adopted());
     assertNull(accepted.poll(), "nothing else entered the server");
     assertTrue(listening.isActive(), "the old listener itself is untouched");
   }
 
   @Test
   void aPredecessorOfAnotherUserIsNotHeard() throws Exception {
-    Adoption adoption = listen(uid + 1);
+    listen(uid + 1);
     Predecessor predecessor = predecessor();
     predecessor.channel.closeFuture().await(10, TimeUnit.SECONDS);
     assertTrue(!predecessor.channel.isOpen(), "the link is closed on it");
-    assertEquals(0, adoption.adopted());
+    assertTrue(accepted.isEmpty(), "nothing adopted");
     assertEquals(1, log.count(ch.qos.logback.classic.Level.WARN));
   }
 
   @Test
   void onceClosedNoPredecessorCanReachIt() throws Exception {
-    Adoption adoption = listen(uid);
-    await(adoption.close());
+    Handover adoption = listen(uid);
+    await(adoption.stopAdopting());
     var refused = new Bootstrap().group(group).channel(EpollDomainSocketChannel.class).handler(new ChannelInboundHandlerAdapter())
       .connect(new DomainSocketAddress(path.toString())).await();
     assertTrue(refused.isDone() && !refused.isSuccess(), "connecting after close: " + refused);
@@ -223,7 +220,8 @@ class AdoptionTest {
   void anEntryThatIsNoEpollListenerFailsTheListenAndBindsNothing() throws Exception {
     Vertx nio = Vertx.vertx();
     try {
-      Throwable notEpoll = failure(Adoption.listen(nio, new NetServerOptions(), 0, socket -> socket.close(), path.toString(), uid));
+      Throwable notEpoll = failure(new Handover(nio, nio.getOrCreateContext(), path.toString())
+        .adopt(new NetServerOptions(), 0, socket -> socket.close(), path.toString(), uid));
       assertEquals("the listener is not an epoll TCP listener: NioServerSocketChannel", notEpoll.getMessage());
     } finally {
       nio.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

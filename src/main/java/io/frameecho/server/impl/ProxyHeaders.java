@@ -23,7 +23,7 @@ import java.util.Map;
 
 /**
  * The PROXY protocol headers awaited on one server instance ({@code netServerOptions.useProxyProtocol}), as
- * {@link TlsHandshakes} are TLS handshakes: a socket from a trusted peer takes its slot of {@code maxConnections} at
+ * {@link Tls} handshakes are TLS handshakes: a socket from a trusted peer takes its slot of {@code maxConnections} at
  * accept, before its header, and holds it while it waits, for {@code proxyProtocolTimeout} at most; then the address
  * its header carries is the client's, for {@code maxConnectionsPerIp}, the logs and the connection. A peer outside
  * {@code proxyTrustedPeers} is closed before anything is read; a missing, invalid or late header closes the socket.

@@ -65,7 +65,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
   private FrameEchoMetrics metrics;
   private NetServer netServer;
   /** The TLS handshakes under way, or null for plain TCP. */
-  private TlsHandshakes handshakes;
+  private Tls handshakes;
   /** The PROXY protocol headers awaited, or null without {@code useProxyProtocol}. */
   private ProxyProtocol proxyProtocol;
   /** The clock and timers of this server's connections and of its activity order. */
@@ -134,11 +134,11 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
         return Future.failedFuture(e);
       }
     }
-    // TLS is an upgrade at accept (see TlsHandshakes): the listener itself is plain TCP.
+    // TLS is an upgrade at accept (see Tls): the listener itself is plain TCP.
     ServerSSLOptions tls = StartupChecks.serverSslOptions(options);
     netOptions.setSsl(false);
     SSLEngineOptions engine = netOptions.getSslEngineOptions();
-    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : TlsMaterial.load(vertx, tls, engine)
+    Future<ServerSSLOptions> material = tls == null ? Future.succeededFuture() : Tls.load(vertx, tls, engine)
       .recover(e -> Future.failedFuture(e instanceof IllegalArgumentException
         ? new IllegalArgumentException("invalid frame-echo configuration: " + e.getMessage(), e) : e));
     return material.compose(loaded -> listen(netOptions, tls, loaded)).map(this);
@@ -163,7 +163,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
       return Future.failedFuture(StartupChecks.tlsWithInstances());
     }
     if (tls != null) {
-      handshakes = new TlsHandshakes(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
+      handshakes = new Tls(vertx, context, configuredTls, tls, netOptions.getSslEngineOptions(), limits, metrics);
     }
     // Only then is ProxyProtocol loaded: it needs netty-codec-haproxy, which an embedder may leave out.
     proxyProtocol = !options.getNetServerOptions().isUseProxyProtocol() ? null : new ProxyProtocol(options, context, ticker,
@@ -314,7 +314,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** See {@code FrameEchoServer.reloadTls(Vertx)}. */
   public static Future<Integer> reloadAllTls(Vertx vertx) {
-    return TlsHandshakes.reloadAll(vertx);
+    return Tls.reloadAll(vertx);
   }
 
   @Override
@@ -412,7 +412,7 @@ public final class FrameEchoServerImpl implements FrameEchoServer {
 
   /** See {@code FrameEchoServer.checkTls}. */
   public static Future<Void> checkTls(Vertx vertx, FrameEchoOptions options) {
-    return TlsMaterial.check(vertx, options);
+    return Tls.check(vertx, options);
   }
 
   /**

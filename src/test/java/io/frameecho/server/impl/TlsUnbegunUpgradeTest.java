@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The TLS handshakes of one server: an upgrade that cannot even begin ends its connection, counted, and hangs nothing. */
 @ExtendWith(VertxExtension.class)
 @Timeout(value = 60, timeUnit = TimeUnit.SECONDS)
-class TlsHandshakesTest {
+class TlsUnbegunUpgradeTest {
 
   /**
    * Vert.x's failure to create the TLS handler is thrown inside a Netty listener, which Netty logs at WARN with its
@@ -66,11 +66,11 @@ class TlsHandshakesTest {
     RecordingMetrics metrics = new RecordingMetrics();
     Context context = vertx.getOrCreateContext();
     Promise<ConnectionLimits> limitsReady = Promise.promise();
-    Promise<TlsHandshakes> handshakesReady = Promise.promise();
+    Promise<Tls> handshakesReady = Promise.promise();
     Promise<NetServer> listening = Promise.promise();
     context.runOnContext(v -> {
       ConnectionLimits limits = ConnectionLimits.attach(vertx, 10, 0, 1 << 20, 0);
-      TlsHandshakes handshakes = new TlsHandshakes(vertx, context, unsupported, unsupported, null, limits, metrics);
+      Tls handshakes = new Tls(vertx, context, unsupported, unsupported, null, limits, metrics);
       limitsReady.complete(limits);
       handshakesReady.complete(handshakes);
       vertx.createNetServer().connectHandler(socket -> {
@@ -93,7 +93,7 @@ class TlsHandshakesTest {
       assertEquals(0, await(open.future()), "the slot was given back");
     } finally {
       await(server.close());
-      TlsHandshakes handshakes = await(handshakesReady.future());
+      Tls handshakes = await(handshakesReady.future());
       Promise<Void> closed = Promise.promise();
       context.runOnContext(v -> {
         handshakes.closeAll();

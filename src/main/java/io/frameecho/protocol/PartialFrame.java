@@ -8,9 +8,8 @@ import io.netty.buffer.CompositeByteBuf;
  * The bytes of one frame that spans reads, gathered for {@link FrameParser}. Memory follows the bytes that arrived,
  * never the length a header announces, so a header alone cannot make the server set memory aside: a frame up to
  * {@link #SMALL_FRAME} goes into one buffer of its size; a bigger one into power-of-two pieces (pooled, never copied to
- * grow) no larger than the read that fills them, so less than {@link #MIN_PIECE} is set aside beyond what arrived. Only
- * memory the reader {@link #lend}s, which the reader has afforded, grows ahead of the bytes: there pieces double with
- * what has arrived, up to {@link #PIECE_SIZE}, so a large frame is written in few pieces. Not thread-safe.
+ * grow) about as large as what has arrived, up to {@link #PIECE_SIZE}, so a large frame is written in few pieces and at
+ * most about as much again as arrived is set aside. Not thread-safe.
  */
 final class PartialFrame {
 
@@ -131,7 +130,7 @@ final class PartialFrame {
     }
     while (missing > 0 && from.isReadable()) {
       if (piece == null) {
-        piece = from.alloc().ioBuffer(nextPieceSize(from.readableBytes()));
+        piece = from.alloc().ioBuffer(nextPieceSize(Math.max(from.readableBytes(), gathered)));
       }
       int n = Math.min(piece.writableBytes(), from.readableBytes());
       piece.writeBytes(from, n);

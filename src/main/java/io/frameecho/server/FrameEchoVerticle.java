@@ -10,6 +10,8 @@ import io.vertx.core.VertxException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+
+import java.lang.reflect.InvocationTargetException;
 import java.util.Objects;
 
 /**
@@ -148,18 +150,21 @@ public class FrameEchoVerticle extends VerticleBase {
     };
   }
 
-  /** An instance of the {@link RequestHandler} class {@code handler.type} names, as Vert.x deploys a verticle by name. */
+  /** An instance of the {@link RequestHandler} class {@code handler.type} names, made by its no-argument constructor. */
   private static RequestHandler handlerNamed(String name) {
     try {
-      Class<?> type = Class.forName(name, true, FrameEchoVerticle.class.getClassLoader());
+      // Not initialised before it is known to be a handler.
+      Class<?> type = Class.forName(name, false, FrameEchoVerticle.class.getClassLoader());
       if (!RequestHandler.class.isAssignableFrom(type)) {
         throw new IllegalArgumentException("handler.type: " + name + " does not implement " + RequestHandler.class.getName());
       }
       return (RequestHandler) type.getConstructor().newInstance();
     } catch (ClassNotFoundException e) {
       throw new IllegalArgumentException("handler.type: no class " + name + " on the class path");
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalArgumentException("handler.type: " + name + " needs a public no-argument constructor: " + e, e);
+    } catch (InvocationTargetException e) {
+      throw new IllegalArgumentException("handler.type: " + name + "'s constructor failed: " + e.getCause(), e.getCause());
+    } catch (ReflectiveOperationException | LinkageError e) {
+      throw new IllegalArgumentException("handler.type: " + name + " cannot be made by a public no-argument constructor: " + e, e);
     }
   }
 

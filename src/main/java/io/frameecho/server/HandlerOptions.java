@@ -16,6 +16,8 @@ import java.util.Set;
  *   <li>the name of a class on the class path that implements {@link RequestHandler} with a public no-argument
  *   constructor (such as {@code io.frameecho.example.UpperCaseHandler}): it answers, as one given in code would.</li>
  * </ul>
+ * {@link FrameEchoVerticle} (and so the jar) builds the handler the type names; a {@code FrameEchoServer} created in code
+ * answers with the handler given to it, the echo by default.
  * <p>
  * Each key ({@code handler.…}) is described once, in the configuration table of {@code src/docs/OPERATING.md}.
  */

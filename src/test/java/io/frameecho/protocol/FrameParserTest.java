@@ -425,20 +425,41 @@ class FrameParserTest {
     }
 
     /**
-     * A paused connection keeps what its frame set aside: pieces are no larger than the read that fills them, so less
-     * than a smallest piece is set aside beyond the bytes, not up to 1 MiB as when pieces follow what has arrived.
+     * A paused connection keeps what its frame set aside: pieces follow what has arrived, never the length the header
+     * announces, so no more than about as much again as arrived (or a smallest piece) is set aside.
      */
     @Test
-    void piecesFollowTheReadNotTheFrame() {
+    void piecesFollowWhatArrivedNotTheFrame() {
       PartialFrame frame = new PartialFrame(LengthField.DEFAULT);
       frame.start(ByteBufAllocator.DEFAULT, 1 << 21);
-      for (int read : new int[] {131_076, 10_000, 1, 65_535, 7, 300_000}) {
+      long arrived = 0;
+      for (int read : new int[] {1, 7, 10_000, 131_076, 65_535, 300_000}) {
         ByteBuf in = Unpooled.wrappedBuffer(new byte[read]);
         assertFalse(frame.fill(in), "the frame is not whole yet");
         in.release();
-        assertTrue(frame.setAsideBytes() < PartialFrame.MIN_PIECE, "after a read of " + read + ": " + frame.setAsideBytes());
+        arrived += read;
+        assertTrue(frame.setAsideBytes() <= Math.max(arrived, PartialFrame.MIN_PIECE),
+          "after " + arrived + " bytes: " + frame.setAsideBytes());
       }
       frame.release();
+    }
+
+    /** A large frame copied from small reads (over TLS, every read) is written as few pieces: they double up to 1 MiB. */
+    @Test
+    void aLargeFrameFromSmallReadsIsFewPieces() {
+      PartialFrame frame = new PartialFrame(LengthField.DEFAULT);
+      int size = 4 << 20;
+      frame.start(ByteBufAllocator.DEFAULT, size);
+      boolean whole = false;
+      for (int at = 0; at < size; at += 16_384) {
+        ByteBuf in = Unpooled.wrappedBuffer(new byte[16_384]);
+        whole = frame.fill(in);
+        in.release();
+      }
+      assertTrue(whole);
+      ByteBuf taken = frame.take();
+      assertTrue(((CompositeByteBuf) taken).numComponents() <= 12, "pieces: " + ((CompositeByteBuf) taken).numComponents());
+      taken.release();
     }
 
     /** The frames received equal {@code stream}'s, header and payload, in order. */

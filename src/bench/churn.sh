@@ -7,7 +7,9 @@
 # after the port opens (cold: what a reconnect storm after a restart meets), churns 10 s more, then measures 5 s
 # (warm: after 15 s of churn). The order of the servers turns every round, so drift falls on each alike. It prints
 # each run, then per server the medians, and the medians of frame-echo's per-round ratios to each reference.
-# Environment: ROUNDS, JAR (default target/frame-echo.jar), OUT (default target/churn), JAVA_OPTS.
+# Environment: ROUNDS, JAR (default target/frame-echo.jar), OUT (default target/churn), JAVA_OPTS; BASELINE_JAR (a
+# frame-echo jar of another build, run as "baseline" beside the others for an A/B), SERVERS (a subset, in the order
+# "frame-echo baseline vertx netty", e.g. SERVERS="frame-echo baseline").
 # Run it on a quiet machine, as root at a raised priority: nice -n -19 src/bench/churn.sh
 # Needs: java and javac, gcc, taskset, python3, and a built jar (mvn -B package -DskipTests).
 set -euo pipefail
@@ -23,11 +25,13 @@ mkdir -p "$OUT"
 [ "$(cat /proc/sys/net/ipv4/tcp_tw_reuse)" != 0 ] || { echo "churn.sh: needs net.ipv4.tcp_tw_reuse 1 or 2" >&2; exit 1; }
 gcc -O2 -o "$OUT/churn" "$ROOT/src/bench/churn.c"
 cp "$JAR" "$OUT/frame-echo.jar"
+[ -z "${BASELINE_JAR:-}" ] || cp "$BASELINE_JAR" "$OUT/baseline.jar"
 # The references compiled beforehand, so that no compiler runs in their JVM before the port opens (cold is cold).
 javac -d "$OUT/classes" -cp "$OUT/frame-echo.jar" "$ROOT/src/bench/RawNettyEcho.java" "$ROOT/src/bench/VertxNetEcho.java"
 
-SERVERS=(frame-echo vertx netty)
-declare -A PORTS=([frame-echo]=1234 [netty]=1236 [vertx]=1237)
+if [ -n "${BASELINE_JAR:-}" ]; then DEFAULT_SERVERS="frame-echo baseline vertx netty"; else DEFAULT_SERVERS="frame-echo vertx netty"; fi
+read -ra SERVERS <<<"${SERVERS:-$DEFAULT_SERVERS}"
+declare -A PORTS=([frame-echo]=1234 [baseline]=1235 [netty]=1236 [vertx]=1237)
 pid=
 stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }
 trap stop EXIT
@@ -39,7 +43,7 @@ run() { # server round
   port_open "$port" && { echo "churn.sh: something already listens on port $port" >&2; exit 1; }
   # shellcheck disable=SC2086
   case $1 in
-    frame-echo) FRAME_ECHO_PORT=$port FRAME_ECHO_HOST=127.0.0.1 taskset -c 0 java $JAVA_OPTS -jar "$OUT/frame-echo.jar" >"$OUT/$1.log" 2>&1 & ;;
+    frame-echo|baseline) FRAME_ECHO_PORT=$port FRAME_ECHO_HOST=127.0.0.1 taskset -c 0 java $JAVA_OPTS -jar "$OUT/$1.jar" >"$OUT/$1.log" 2>&1 & ;;
     netty) taskset -c 0 java $JAVA_OPTS -cp "$cp" RawNettyEcho "$port" >"$OUT/$1.log" 2>&1 & ;;
     vertx) taskset -c 0 java $JAVA_OPTS -cp "$cp" VertxNetEcho "$port" >"$OUT/$1.log" 2>&1 & ;;
   esac
@@ -57,7 +61,7 @@ run() { # server round
 
 : >"$OUT/runs.txt"
 for r in $(seq "$ROUNDS"); do
-  for i in 0 1 2; do run "${SERVERS[$(((i + r) % 3))]}" "$r"; done
+  for i in "${!SERVERS[@]}"; do run "${SERVERS[$(((i + r) % ${#SERVERS[@]}))]}" "$r"; done
 done
 
 python3 - "$OUT/runs.txt" <<'PY'
@@ -68,7 +72,7 @@ for line in open(sys.argv[1]):
     server, rnd, phase = f[0], int(f[1]), f[2]
     values = dict(zip(f[3::2], map(float, f[4::2])))
     runs[(server, rnd, phase)] = values
-servers = sorted({k[0] for k in runs}, key=["frame-echo", "vertx", "netty"].index)
+servers = sorted({k[0] for k in runs}, key=["frame-echo", "baseline", "vertx", "netty"].index)
 rounds = sorted({k[1] for k in runs})
 med = statistics.median
 for phase in ("cold", "warm"):

@@ -90,6 +90,7 @@ public final class Handover {
   private NetServer entry;
   /** Where predecessors connect, a unix socket listener on the entry's event loop, or null. */
   private Channel fromPredecessors;
+  private final AtomicInteger adopted = new AtomicInteger();
   private Object ownInode;
   private volatile Successor successor;
 
@@ -287,6 +288,11 @@ public final class Handover {
     return entry.actualPort();
   }
 
+  /** Sockets adopted so far. */
+  int adopted() {
+    return adopted.get();
+  }
+
   /** {@code future} as a Vert.x future. */
   private static Future<Void> done(ChannelFuture future) {
     Promise<Void> done = Promise.promise();
@@ -409,6 +415,7 @@ public final class Handover {
         closeQuietly(fd);
         return;
       }
+      adopted.incrementAndGet();
       listening.eventLoop().execute(() -> {
         if (!listening.isActive()) {
           closeQuietly(fd);

@@ -150,21 +150,14 @@ public class FrameEchoVerticle extends VerticleBase {
     };
   }
 
-  /** An instance of the {@link RequestHandler} class {@code handler.type} names, made by its no-argument constructor. */
+  /** An instance of the {@link RequestHandler} class {@code handler.type} names (checked when the options were read). */
   private static RequestHandler handlerNamed(String name) {
     try {
-      // Not initialised before it is known to be a handler.
-      Class<?> type = Class.forName(name, false, FrameEchoVerticle.class.getClassLoader());
-      if (!RequestHandler.class.isAssignableFrom(type)) {
-        throw new IllegalArgumentException("handler.type: " + name + " does not implement " + RequestHandler.class.getName());
-      }
-      return (RequestHandler) type.getConstructor().newInstance();
-    } catch (ClassNotFoundException e) {
-      throw new IllegalArgumentException("handler.type: no class " + name + " on the class path");
+      return HandlerOptions.handlerClass(name).getConstructor().newInstance();
     } catch (InvocationTargetException e) {
       throw new IllegalArgumentException("handler.type: " + name + "'s constructor failed: " + e.getCause(), e.getCause());
     } catch (ReflectiveOperationException | LinkageError e) {
-      throw new IllegalArgumentException("handler.type: " + name + " cannot be made by a public no-argument constructor: " + e, e);
+      throw new IllegalArgumentException("handler.type: " + name + " cannot be made by its public no-argument constructor: " + e, e);
     }
   }
 

@@ -85,9 +85,8 @@ public class HandlerOptions {
 
   /** Which application answers: {@link #ECHO}, {@link #EVENT_BUS} or a {@link RequestHandler} class's name. */
   public HandlerOptions setType(String type) {
-    if (!ECHO.equals(type) && !EVENT_BUS.equals(type) && (type == null || !type.contains("."))) {
-      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(type)
-        + " is not one of \"echo\", \"eventbus\" or the name of a RequestHandler class");
+    if (!ECHO.equals(type) && !EVENT_BUS.equals(type)) {
+      handlerClass(type);
     }
     this.type = type;
     return this;
@@ -167,5 +166,28 @@ public class HandlerOptions {
   public HandlerOptions setNodeLeftGraceMs(long nodeLeftGraceMs) {
     this.nodeLeftGraceMs = ConfigValues.requireNonNegative("handler.nodeLeftGraceMs", nodeLeftGraceMs);
     return this;
+  }
+
+  /**
+   * The {@link RequestHandler} class {@code name} names, loaded but not initialised, so that a configuration naming a
+   * class that cannot answer is refused when it is read (and by {@code check-config}), not when it is deployed.
+   */
+  static Class<? extends RequestHandler> handlerClass(String name) {
+    if (name == null || !name.contains(".")) {
+      throw new IllegalArgumentException("handler.type: " + ConfigValues.quote(name)
+        + " is not one of \"echo\", \"eventbus\" or the name of a RequestHandler class");
+    }
+    try {
+      Class<?> type = Class.forName(name, false, HandlerOptions.class.getClassLoader());
+      if (!RequestHandler.class.isAssignableFrom(type)) {
+        throw new IllegalArgumentException("handler.type: " + name + " does not implement " + RequestHandler.class.getName());
+      }
+      type.getConstructor();
+      return type.asSubclass(RequestHandler.class);
+    } catch (ClassNotFoundException e) {
+      throw new IllegalArgumentException("handler.type: no class " + name + " on the class path");
+    } catch (NoSuchMethodException | LinkageError e) {
+      throw new IllegalArgumentException("handler.type: " + name + " needs a public no-argument constructor: " + e, e);
+    }
   }
 }

@@ -234,4 +234,15 @@ class FrameEchoOptionsTest {
     assertThrows(IllegalArgumentException.class, () -> StartupChecks.checkOptions(ported));
     StartupChecks.checkOptions(new FrameEchoOptions().setHost("127.0.0.1").setNetServerOptions(new NetServerOptions().setTcpKeepAlive(true)));
   }
+
+  /** A handler class that cannot answer is refused when the options are read (so check-config refuses it too). */
+  @Test
+  void aHandlerClassThatCannotAnswerIsRefusedWhenRead() {
+    assertEquals("handler.type: no class io.frameecho.example.NoSuchHandler on the class path",
+      error(new JsonObject().put("handler", new JsonObject().put("type", "io.frameecho.example.NoSuchHandler"))));
+    assertEquals("handler.type: java.lang.String does not implement io.frameecho.server.RequestHandler",
+      error(new JsonObject().put("handler", new JsonObject().put("type", "java.lang.String"))));
+    assertEquals("io.frameecho.example.UpperCaseHandler", new FrameEchoOptions(new JsonObject()
+      .put("handler", new JsonObject().put("type", "io.frameecho.example.UpperCaseHandler"))).getHandler().getType());
+  }
 }
